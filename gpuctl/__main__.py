@@ -1,0 +1,3 @@
+from gpuctl.cli.app import run
+
+run()

@@ -1,0 +1,39 @@
+"""The check registry. A check is a pure function ``(ctx) -> Iterable[Finding]``
+registered with the data sets it needs; the engine runs it isolated and turns a
+missing data set (a Gap) into ``skipped`` and a crash into ``error``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from ..findings import Finding
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    name: str
+    fn: Callable[[Any], Iterable[Finding]]
+    needs: tuple[str, ...]
+    applies: Callable[[Any], bool]
+    essential: bool   # the verdict depends on it: skipped -> inconclusive
+    target: str       # "pod" (more targets in later issues)
+
+
+REGISTRY: list[CheckSpec] = []
+
+
+def check(name: str, *, needs: tuple[str, ...] = (), applies: Callable[[Any], bool] | None = None,
+          essential: bool = False, target: str = "pod"):
+    def register(fn: Callable[[Any], Iterable[Finding]]):
+        REGISTRY.append(CheckSpec(name, fn, needs, applies or (lambda ctx: True), essential, target))
+        return fn
+
+    return register
+
+
+def checks_for(target: str) -> list[CheckSpec]:
+    # Importing the modules registers their checks.
+    from . import pending, pod_state  # noqa: F401
+
+    return [c for c in REGISTRY if c.target == target]

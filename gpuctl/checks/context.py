@@ -1,0 +1,345 @@
+"""What every pod check reads: the pod, its effective requests, its scheduler
+events, and the per-node fit matrix, computed once and shared.
+
+The fit matrix re-evaluates every node against the pod from the CURRENT state,
+because events expire after an hour, are aggregated, and since Kubernetes 1.34 hide
+the taint's key. Each node gets the list of finding codes that keep the pod off it;
+a code that is a node's only reason is a fix that alone lets the pod run there.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Optional
+
+from ..knowledge import catalog
+from ..model.matching import (
+    STATE_TAINTS, describe_requirement, label_selector_matches, node_selector_mismatches,
+    required_affinity_matches, taint_text, untolerated_taints,
+)
+from ..model.objects import Event, Node, Pod, Taint
+from ..model.quantity import format_quantity, parse_quantity
+from ..model.requests import pod_requests
+from ..model.snapshot import Snapshot
+from .device_plugin import DevicePluginState, device_plugin_state
+from .scheduler_events import FitError, parse_fit_error
+
+STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
+HOSTNAME_KEY = "kubernetes.io/hostname"
+
+
+def is_extended(resource: str) -> bool:
+    """Device-style resources: ``domain/name`` outside kubernetes.io (GPUs, RDMA, FPGAs)."""
+    return "/" in resource and not resource.startswith(("kubernetes.io/", "requests.", "limits."))
+
+
+def gpu_vendor_prefix(resource: str) -> str:
+    return resource.split("/", 1)[0] + "/" if "/" in resource else ""
+
+
+def is_mig(resource: str) -> bool:
+    return resource.startswith("nvidia.com/mig-")
+
+
+def twin_of(resource: str) -> str:
+    """nvidia.com/gpu <-> nvidia.com/gpu.shared (time-slicing/MPS renameByDefault)."""
+    return resource[: -len(".shared")] if resource.endswith(".shared") else resource + ".shared"
+
+
+def _num(value: object) -> float:
+    try:
+        return parse_quantity(value)
+    except ValueError:
+        return 0.0
+
+
+@dataclass
+class NodeFit:
+    name: str
+    reasons: list[str] = field(default_factory=list)
+    details: dict[str, list[str]] = field(default_factory=dict)
+    free: dict[str, float] = field(default_factory=dict)
+    candidate: bool = False          # advertises a requested device resource (or the pod requests none)
+    enough_devices: bool = False     # free >= request for every requested device resource
+    gpu_node: bool = False           # physically has GPUs (advertised or by labels)
+    taints: list[Taint] = field(default_factory=list)   # untolerated, non-state taints
+
+    def add(self, code: str, detail: str) -> None:
+        if code not in self.reasons:
+            self.reasons.append(code)
+        self.details.setdefault(code, []).append(detail)
+
+    @property
+    def fits(self) -> bool:
+        return not self.reasons
+
+    def to_dict(self, requests: dict[str, float]) -> dict:
+        return {
+            "name": self.name,
+            "fits": self.fits,
+            "reasons": list(self.reasons),
+            "details": [d for code in self.reasons for d in self.details.get(code, [])],
+            "free": {r: (int(v) if v == int(v) else round(v, 3)) for r, v in self.free.items()
+                     if r in requests and is_extended(r)},
+        }
+
+
+class PodContext:
+    """Shared, lazily computed analysis of one pod against the snapshot."""
+
+    def __init__(self, snap: Snapshot, pod: Pod):
+        self.snap = snap
+        self.pod = pod
+
+    # ------------------------------------------------------------ the pod
+    @property
+    def ns(self) -> str:
+        return self.pod.metadata.namespace or "default"
+
+    @property
+    def name(self) -> str:
+        return self.pod.metadata.name
+
+    @property
+    def bound(self) -> bool:
+        return bool(self.pod.spec.nodeName)
+
+    @property
+    def pending_unbound(self) -> bool:
+        return not self.bound and self.pod.phase in ("Pending", "Unknown") and not self.pod.metadata.deletionTimestamp
+
+    @cached_property
+    def requests(self) -> dict[str, float]:
+        return pod_requests(self.pod)
+
+    @cached_property
+    def device_requests(self) -> dict[str, float]:
+        return {r: q for r, q in self.requests.items() if is_extended(r)}
+
+    @cached_property
+    def gpu_requests(self) -> dict[str, float]:
+        return {r: q for r, q in self.device_requests.items() if catalog.is_gpu_resource(r) or self._looks_gpu(r)}
+
+    @staticmethod
+    def _looks_gpu(resource: str) -> bool:
+        name = resource.split("/", 1)[-1].lower()
+        return "gpu" in name or name.startswith("mig-")
+
+    @property
+    def age_seconds(self) -> Optional[float]:
+        return self.snap.age_seconds(self.pod.metadata.creationTimestamp)
+
+    # ------------------------------------------------------------ events
+    @cached_property
+    def events(self) -> list[Event]:
+        return self.snap.events_for("Pod", self.ns, self.name, self.pod.metadata.uid or None)
+
+    @cached_property
+    def scheduling_events(self) -> list[Event]:
+        return [e for e in self.events if e.reason == "FailedScheduling"]
+
+    @cached_property
+    def fit_error(self) -> Optional[FitError]:
+        """The scheduler's latest verdict: the PodScheduled condition (untruncated) if
+        it carries a FitError, else the newest FailedScheduling event."""
+        cond = self.pod.condition("PodScheduled")
+        if cond is not None and cond.status == "False" and cond.message:
+            fe = parse_fit_error(cond.message)
+            if fe is not None:
+                return fe
+        for e in reversed(self.scheduling_events):
+            fe = parse_fit_error(e.message or "")
+            if fe is not None:
+                return fe
+        return None
+
+    def event_line(self, e: Event) -> str:
+        age = self.snap.age_seconds(e.last_seen)
+        when = f", last {human_age(age)} ago" if age is not None else ""
+        times = f" x{e.times}" if e.times > 1 else ""
+        return f"event {e.reason}{times} from {e.component or 'unknown'}{when}: {e.message or ''}".strip()
+
+    # ------------------------------------------------------------ the cluster
+    @cached_property
+    def nodes(self) -> list[Node]:
+        return sorted(self.snap.nodes.values(), key=lambda n: n.metadata.name)
+
+    @cached_property
+    def pods_by_node(self) -> dict[str, list[Pod]]:
+        own = self.pod.metadata.uid
+        out: dict[str, list[Pod]] = {}
+        for p in self.snap.pods.values():
+            if p.spec.nodeName and not p.terminated and not (own and p.metadata.uid == own):
+                out.setdefault(p.spec.nodeName, []).append(p)
+        return out
+
+    @cached_property
+    def advertised(self) -> dict[str, list[str]]:
+        """resource -> nodes with capacity or allocatable above zero."""
+        out: dict[str, list[str]] = {}
+        for n in self.nodes:
+            for r in set(n.status.capacity) | set(n.status.allocatable):
+                if is_extended(r) and (_num(n.status.capacity.get(r, 0)) > 0 or _num(n.status.allocatable.get(r, 0)) > 0):
+                    out.setdefault(r, []).append(n.metadata.name)
+        return out
+
+    @cached_property
+    def device_plugins(self) -> DevicePluginState:
+        return device_plugin_state(self.snap, [n for n in self.nodes if self.gpu_evidence(n) is not None])
+
+    def gpu_evidence(self, node: Node) -> Optional[catalog.GpuEvidence]:
+        return catalog.node_has_gpus(node.metadata.labels)
+
+    def advertises_vendor(self, node: Node, prefix: str) -> bool:
+        for r in set(node.status.capacity) | set(node.status.allocatable):
+            if r.startswith(prefix) and catalog.is_gpu_resource(r) and (
+                _num(node.status.capacity.get(r, 0)) > 0 or _num(node.status.allocatable.get(r, 0)) > 0
+            ):
+                return True
+        return False
+
+    def closest_resource(self, resource: str) -> Optional[str]:
+        names = sorted(self.advertised)
+        match = difflib.get_close_matches(resource, names, n=1, cutoff=0.6)
+        return match[0] if match else None
+
+    # ------------------------------------------------------------ the fit matrix
+    @cached_property
+    def fits(self) -> list[NodeFit]:
+        return [self._fit(n) for n in self.nodes]
+
+    @cached_property
+    def fit_by_name(self) -> dict[str, NodeFit]:
+        return {f.name: f for f in self.fits}
+
+    def _fit(self, node: Node) -> NodeFit:
+        pod, name = self.pod, node.metadata.name
+        fit = NodeFit(name)
+        devices = self.device_requests
+        fit.candidate = not devices or any(name in self.advertised.get(r, ()) for r in devices)
+        fit.gpu_node = self.gpu_evidence(node) is not None or any(
+            catalog.is_gpu_resource(r) and name in nodes for r, nodes in self.advertised.items())
+
+        # Readiness and Kubernetes' own state taints.
+        ready = node.condition("Ready")
+        if ready is None or ready.status != "True":
+            state = f"Ready={ready.status if ready else 'missing'}"
+            if ready is not None and (ready.reason or ready.message):
+                state += f" ({ready.reason or ''}{': ' if ready.reason and ready.message else ''}{ready.message or ''})"
+            fit.add("node-not-ready", f"node/{name} {state}")
+        for t in untolerated_taints(node, pod.spec.tolerations):
+            code = STATE_TAINTS.get(t.key)
+            if code is None:
+                fit.taints.append(t)
+                fit.add("untolerated-taint", f"node/{name} taint {taint_text(t)}")
+            elif code != "node-unschedulable":
+                fit.add(code, f"node/{name} taint {taint_text(t)}")
+        if node.spec.unschedulable and not any(
+            (tol.operator == "Exists" and not tol.key) or tol.key == "node.kubernetes.io/unschedulable"
+            for tol in pod.spec.tolerations
+        ):
+            fit.add("node-unschedulable", f"node/{name} is cordoned (spec.unschedulable=true)")
+
+        # Placement constraints.
+        miss = node_selector_mismatches(pod.spec.nodeSelector, node)
+        for k, have in miss.items():
+            fit.add("node-selector-mismatch",
+                    f"node/{name} label {k}={have}" if have is not None else f"node/{name} has no label {k}")
+        na = pod.spec.affinity.nodeAffinity if pod.spec.affinity else None
+        req = na.requiredDuringSchedulingIgnoredDuringExecution if na else None
+        if req is not None and not required_affinity_matches(req.nodeSelectorTerms, node):
+            terms = "; or ".join(" and ".join(describe_requirement(r) for r in t.matchExpressions + t.matchFields)
+                                 for t in req.nodeSelectorTerms) or "no terms"
+            fit.add("node-affinity-mismatch", f"node/{name} does not satisfy required node affinity: {terms}")
+
+        # Resources.
+        if fit.candidate:
+            self._fit_resources(node, fit)
+        else:
+            for r in devices:
+                fit.add(self._not_advertised_code(node, r), f"node/{name} does not advertise {r}")
+        fit.enough_devices = all(fit.free.get(r, 0) >= q for r, q in devices.items())
+        return fit
+
+    def _not_advertised_code(self, node: Node, r: str) -> str:
+        prefix = gpu_vendor_prefix(r)
+        if self.advertised.get(twin_of(r)) and node.metadata.name in self.advertised[twin_of(r)]:
+            return "sharing-resource-mismatch"
+        if is_mig(r) or (r == "nvidia.com/gpu" and any(is_mig(x) and node.metadata.name in ns
+                                                     for x, ns in self.advertised.items())):
+            return "mig-profile-unavailable"
+        ev = self.gpu_evidence(node)
+        if r in self.gpu_requests and ev is not None and prefix in ("nvidia.com/", "") and not self.advertises_vendor(node, "nvidia.com/"):
+            dp = self.device_plugins.for_node(node.metadata.name)
+            return "nvml-init-failed" if dp.nvml_failed else "device-plugin-not-running"
+        if not self.advertised.get(r):
+            return "unknown-resource-name"
+        return "insufficient-gpu" if r in self.gpu_requests else "insufficient-resource"
+
+    def _fit_resources(self, node: Node, fit: NodeFit) -> None:
+        name = node.metadata.name
+        pods = self.pods_by_node.get(name, [])
+        wanted = set(self.requests) | {"pods"}
+        used: dict[str, float] = {}
+        for p in pods:
+            for r, q in pod_requests(p).items():
+                if r in wanted:
+                    used[r] = used.get(r, 0.0) + q
+        used["pods"] = float(len(pods))
+        for r, q in list(self.requests.items()) + [("pods", 1.0)]:
+            cap = _num(node.status.capacity.get(r, 0))
+            alloc = _num(node.status.allocatable.get(r, cap if r not in node.status.allocatable else 0))
+            free = max(0.0, alloc - used.get(r, 0.0))
+            fit.free[r] = free
+            if free >= q:
+                continue
+            have = f"{format_quantity(r, free)} of {format_quantity(r, alloc)} free, pod needs {format_quantity(r, q)}"
+            if is_extended(r):
+                if cap == 0 and alloc == 0:
+                    fit.add(self._not_advertised_code(node, r), f"node/{name} does not advertise {r}")
+                    continue
+                unhealthy = max(0.0, cap - alloc)
+                if unhealthy and free + unhealthy >= q:
+                    fit.add("gpu-unhealthy", f"node/{name} {r}: {have}; {format_quantity(r, unhealthy)} unhealthy (capacity {format_quantity(r, cap)}, allocatable {format_quantity(r, alloc)})")
+                elif is_mig(r):
+                    fit.add("mig-profile-unavailable", f"node/{name} {r}: {have}")
+                elif r in self.gpu_requests:
+                    fit.add("insufficient-gpu", f"node/{name} {r}: {have}")
+                else:
+                    fit.add("insufficient-resource", f"node/{name} {r}: {have}")
+            elif r == "cpu":
+                fit.add("insufficient-cpu", f"node/{name} cpu: {have}")
+            elif r == "memory":
+                fit.add("insufficient-memory", f"node/{name} memory: {have}")
+            elif r == "pods":
+                fit.add("insufficient-resource", f"node/{name} pods: {int(used['pods'])} of {int(alloc)} pod slots used")
+            else:
+                fit.add("insufficient-resource", f"node/{name} {r}: {have}")
+        # Required pod anti-affinity on the hostname topology: the data is complete
+        # for candidate nodes; other topologies are left to the scheduler's events.
+        anti = self.pod.spec.affinity.podAntiAffinity if self.pod.spec.affinity else None
+        for term in anti.requiredDuringSchedulingIgnoredDuringExecution if anti else []:
+            if term.topologyKey != HOSTNAME_KEY:
+                continue
+            namespaces = term.namespaces or [self.ns]
+            for p in pods:
+                if (term.namespaceSelector is not None or p.metadata.namespace in namespaces) and \
+                        label_selector_matches(term.labelSelector, p.metadata.labels):
+                    fit.add("pod-topology-constraint",
+                            f"node/{name} runs pod {p.key}, which the pod's required anti-affinity excludes")
+                    break
+
+
+def human_age(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return "?"
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m"
+    if s < 172800:
+        return f"{s // 3600}h{(s % 3600) // 60:02d}m" if s % 3600 >= 60 else f"{s // 3600}h"
+    return f"{s // 86400}d"

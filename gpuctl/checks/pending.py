@@ -1,0 +1,491 @@
+"""Why a Pending pod is not bound: the decision tree of an expert, as checks.
+
+* ``scheduler-verdict`` reads what the scheduler said (PodScheduled condition and
+  FailedScheduling events). It decides on its own only what current state cannot
+  show (volumes, topology spread, DRA, plugins), or everything when the nodes
+  cannot be read (then the verdict is ``inconclusive``).
+* ``node-fit`` re-evaluates every node from current state and names the causes:
+  which resource no node advertises (typo, shared/MIG twin, device plugin down),
+  shortage vs fragmentation from the numbers, and the placement constraints
+  (taints, selectors, affinity, cordons, readiness, cpu/memory) that keep the pod
+  off the nodes that have enough free GPUs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Iterable, Optional
+
+from ..findings import Finding, Fix
+from ..model.matching import taint_text
+from ..model.quantity import format_quantity
+from ..model.snapshot import DEVICE_PLUGINS, NODES, PODS
+from .base import check
+from .context import NodeFit, PodContext, is_mig, twin_of
+
+MAX_EVIDENCE_NODES = 6
+PLACEMENT = ("node-not-ready", "node-unschedulable", "untolerated-taint", "node-selector-mismatch",
+             "node-affinity-mismatch", "pod-topology-constraint")
+NODE_RESOURCE = ("insufficient-cpu", "insufficient-memory", "insufficient-resource")
+# How disruptive each fix is (0 = correct a typo in the pod, 4 = wait or buy capacity).
+DISRUPTION = {
+    "unknown-resource-name": 0, "sharing-resource-mismatch": 0, "mig-profile-unavailable": 1,
+    "untolerated-taint": 1, "node-unschedulable": 1, "insufficient-cpu": 2, "insufficient-memory": 2,
+    "insufficient-resource": 2, "node-selector-mismatch": 2, "node-affinity-mismatch": 2,
+    "pod-topology-constraint": 2, "device-plugin-not-running": 2, "nvml-init-failed": 3,
+    "node-not-ready": 3, "gpu-unhealthy": 3, "gpu-fragmentation": 4, "insufficient-gpu": 4,
+}
+
+
+def _pending(ctx: PodContext) -> bool:
+    return ctx.pending_unbound
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def workload_ref(ctx: PodContext) -> str:
+    """The object a user edits to change the pod: its controller, else the pod."""
+    for o in ctx.pod.metadata.ownerReferences:
+        if o.controller is not False:
+            kind = o.kind.lower()
+            if kind == "replicaset":
+                rs = ctx.snap.find("ReplicaSet", ctx.ns, o.name)
+                for ro in (rs.metadata.ownerReferences if rs else []):
+                    if ro.kind == "Deployment":
+                        return f"deployment/{ro.name}"
+                if "-" in o.name:
+                    return f"deployment/{o.name.rsplit('-', 1)[0]}"
+            return f"{kind}/{o.name}"
+    return f"pod/{ctx.name}"
+
+
+def _kubectl(ctx: PodContext) -> str:
+    return f"kubectl -n {ctx.ns}"
+
+
+def _node_lines(fits: list[NodeFit], code: str) -> list[str]:
+    lines = [d for f in fits[:MAX_EVIDENCE_NODES] for d in f.details.get(code, [])[:2]]
+    if len(fits) > MAX_EVIDENCE_NODES:
+        lines.append(f"… and {len(fits) - MAX_EVIDENCE_NODES} more nodes")
+    return lines
+
+
+def _names(fits: list[NodeFit]) -> list[str]:
+    return [f.name for f in fits]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def event_codes(ctx: PodContext) -> dict[str, list[str]]:
+    """Finding code -> the scheduler's own words supporting it."""
+    fe = ctx.fit_error
+    out: dict[str, list[str]] = {}
+    if fe is None:
+        return out
+    src = "PodScheduled condition" if _from_condition(ctx) else "FailedScheduling event"
+    if fe.prefilter and fe.prefilter_code:
+        out.setdefault(resolve_rule(ctx, fe.prefilter_code, None), []).append(f"scheduler ({src}): {fe.prefilter}")
+    for rc in fe.reasons:
+        if rc.code is None:
+            continue
+        code = resolve_rule(ctx, rc.code, rc.resource)
+        if rc.code == "untolerated-taint" and rc.taint_key:
+            from ..model.matching import STATE_TAINTS
+            code = STATE_TAINTS.get(rc.taint_key, code)
+        out.setdefault(code, []).append(
+            f"scheduler ({src}): {rc.count} of {fe.total_nodes} nodes: {rc.reason}")
+    return out
+
+
+def _from_condition(ctx: PodContext) -> bool:
+    cond = ctx.pod.condition("PodScheduled")
+    return bool(cond and cond.status == "False" and cond.message and ctx.fit_error and cond.message == ctx.fit_error.raw)
+
+
+def resolve_rule(ctx: PodContext, code: str, resource: Optional[str]) -> str:
+    if code == "@resource":
+        r = resource or ""
+        if r == "cpu":
+            return "insufficient-cpu"
+        if r == "memory":
+            return "insufficient-memory"
+        if is_mig(r):
+            return "mig-profile-unavailable"
+        if r in ctx.gpu_requests or "gpu" in r:
+            return "insufficient-gpu"
+        return "insufficient-resource"
+    if code == "@selector-or-affinity":
+        na = ctx.pod.spec.affinity.nodeAffinity if ctx.pod.spec.affinity else None
+        has_aff = bool(na and na.requiredDuringSchedulingIgnoredDuringExecution)
+        if ctx.pod.spec.nodeSelector and not has_aff:
+            return "node-selector-mismatch"
+        if has_aff and not ctx.pod.spec.nodeSelector:
+            return "node-affinity-mismatch"
+        if ctx.snap.nodes:
+            sel = sum(1 for f in ctx.fits if "node-selector-mismatch" in f.reasons)
+            aff = sum(1 for f in ctx.fits if "node-affinity-mismatch" in f.reasons)
+            return "node-selector-mismatch" if sel >= aff else "node-affinity-mismatch"
+        return "node-selector-mismatch"
+    if code == "@plugin":
+        return "pod-topology-constraint"
+    return code
+
+
+_KLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]]+\]\s*")
+
+
+def _log_evidence(lines, kind: str, limit: int = 3) -> list[str]:
+    """The last distinct log messages of a kind (klog headers ignored for the comparison)."""
+    seen: dict[str, str] = {}
+    for lf in lines:
+        if lf.kind == kind:
+            seen.pop(_KLOG.sub("", lf.line), None)
+            seen[_KLOG.sub("", lf.line)] = lf.line
+    return [f"log: {line}" for line in list(seen.values())[-limit:]]
+
+
+# ------------------------------------------------------------------ fixes per code
+
+
+def _taint_fixes(ctx: PodContext, fits: list[NodeFit]) -> list[Fix]:
+    taints = {}
+    for f in fits:
+        for t in f.taints:
+            taints.setdefault((t.key, t.value or "", t.effect), t)
+    fixes = []
+    for (key, value, effect), t in sorted(taints.items()):
+        op = "Equal" if value else "Exists"
+        yaml_lines = ["tolerations:", f'- key: "{key}"', f'  operator: "{op}"']
+        if value:
+            yaml_lines.append(f'  value: "{value}"')
+        yaml_lines.append(f'  effect: "{effect}"')
+        tol = {"key": key, "operator": op, "effect": effect, **({"value": value} if value else {})}
+        import json
+        patch = json.dumps([{"op": "add", "path": "/spec/template/spec/tolerations/-", "value": tol}])
+        ref = workload_ref(ctx)
+        cmds = ["\n".join(yaml_lines)]
+        if ref.startswith("pod/"):
+            cmds.append(f"{_kubectl(ctx)} patch {ref} --type=json -p '{patch.replace('/spec/template/spec', '/spec')}'")
+        else:
+            cmds.append(f"{_kubectl(ctx)} patch {ref} --type=json -p '{patch}'")
+        fixes.append(Fix(f"If the pod belongs on these nodes, tolerate {taint_text(t)} in {ref}'s pod spec "
+                         "(if it has no tolerations yet, add the list instead of appending)", cmds))
+    nodes = [f.name for f in fits][:3]
+    if taints and nodes:
+        (key, value, effect) = sorted(taints)[0]
+        fixes.append(Fix("Or, if the taint is stale, remove it from the node(s)",
+                         [f"kubectl taint nodes {n} {key}{'=' + value if value else ''}:{effect}-" for n in nodes]))
+    return fixes
+
+
+def _selector_fix(ctx: PodContext, fits: list[NodeFit]) -> list[Fix]:
+    keys = list(ctx.pod.spec.nodeSelector)
+    node_vals = Counter()
+    for f in fits:
+        n = ctx.snap.nodes[f.name]
+        for k in keys:
+            node_vals[(k, n.metadata.labels.get(k))] += 1
+    wanted = ", ".join(f"{k}={v}" for k, v in ctx.pod.spec.nodeSelector.items())
+    have = ", ".join(f"{k}={v}" if v is not None else f"no {k} label" for (k, v), _ in node_vals.most_common(3))
+    ref = workload_ref(ctx)
+    fixes = [Fix(f"The nodes with room have {have}; the pod wants {wanted}. If those nodes are acceptable, "
+                 f"change the nodeSelector of {ref}", [f"{_kubectl(ctx)} edit {ref}"])]
+    mislabelled = [f.name for f in fits if all(
+        ctx.snap.nodes[f.name].metadata.labels.get(k) is None for k in keys)]
+    if mislabelled:
+        fixes.append(Fix("If these nodes should carry the label (check their GPU model first), label them",
+                         [f"kubectl label node {n} {' '.join(f'{k}={v}' for k, v in ctx.pod.spec.nodeSelector.items())}"
+                          for n in mislabelled[:3]]))
+    return fixes
+
+
+def _fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
+    ref = workload_ref(ctx)
+    names = _names(fits)
+    if code == "untolerated-taint":
+        return _taint_fixes(ctx, fits)
+    if code == "node-selector-mismatch":
+        return _selector_fix(ctx, fits)
+    if code == "node-affinity-mismatch":
+        return [Fix(f"Relax the required node affinity of {ref} so it admits {', '.join(names[:3])}, "
+                    "or label the intended nodes to match it", [f"{_kubectl(ctx)} edit {ref}",
+                                                                 f"kubectl get node {names[0]} --show-labels" if names else "kubectl get nodes --show-labels"])]
+    if code == "node-unschedulable":
+        return [Fix("Check why the node was cordoned (maintenance, drain, a health controller), then uncordon it",
+                    [f"kubectl describe node {n} | grep -iA3 -E 'taints|unschedulable|annotations'" for n in names[:1]]
+                    + [f"kubectl uncordon {n}" for n in names[:5]])]
+    if code == "node-not-ready":
+        return [Fix("Find out why the node is not Ready (kubelet down, network, pressure) and repair or replace it",
+                    [f"kubectl describe node {n}" for n in names[:2]]
+                    + [f"kubectl debug node/{names[0]} -it --image=busybox -- chroot /host journalctl -u kubelet --since -30m"] if names else [])]
+    if code in ("insufficient-cpu", "insufficient-memory", "insufficient-resource"):
+        res = {"insufficient-cpu": "cpu", "insufficient-memory": "memory"}.get(code, "resources")
+        return [
+            Fix(f"Lower the pod's {res} request so it fits the free {res} of a GPU node", [f"{_kubectl(ctx)} edit {ref}"]),
+            Fix("See which pods hold the node's resources; keep non-GPU pods off GPU nodes with a taint",
+                [f"kubectl get pods -A --field-selector spec.nodeName={n},status.phase=Running -o wide" for n in names[:2]]
+                + ([f"kubectl taint nodes {names[0]} nvidia.com/gpu=present:NoSchedule"] if names else [])),
+        ]
+    if code == "pod-topology-constraint":
+        return [Fix(f"Relax the pod's required (anti-)affinity or topology spread in {ref}, or free a node it accepts",
+                    [f"{_kubectl(ctx)} get {ref} -o yaml | grep -A15 -E 'podAntiAffinity|podAffinity|topologySpreadConstraints'"])]
+    return []
+
+
+# ------------------------------------------------------------------ checks
+
+
+@check("scheduler-verdict", applies=_pending)
+def scheduler_verdict(ctx: PodContext) -> Iterable[Finding]:
+    """What the scheduler said. Decides alone only the causes current state cannot
+    show; when the nodes cannot be read, everything the events support."""
+    fe = ctx.fit_error
+    if fe is None:
+        return
+    nodes_known = NODES not in ctx.snap.gaps and bool(ctx.snap.nodes)
+    state_codes = set(PLACEMENT + NODE_RESOURCE) | {"insufficient-gpu", "gpu-fragmentation",
+                                                     "mig-profile-unavailable", "unknown-resource-name"}
+    hostname_only = all(t.topologyKey == "kubernetes.io/hostname" for t in (
+        ctx.pod.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution
+        if ctx.pod.spec.affinity and ctx.pod.spec.affinity.podAntiAffinity else []))
+    for code, lines in event_codes(ctx).items():
+        if nodes_known and code in state_codes:
+            if code != "pod-topology-constraint" or hostname_only:
+                continue
+        if code in ("queue-not-admitted",):
+            continue  # the queue check explains gates with the queue's own status
+        summary = {
+            "volume-binding": "Volume constraints block the pod, not GPUs",
+            "pod-topology-constraint": "Pod (anti-)affinity or topology spread rules exclude the nodes",
+            "dra-claim-unallocatable": "A DRA ResourceClaim of the pod cannot be allocated",
+        }.get(code, f"The scheduler reports: {lines[0].split(': ', 1)[-1]}")
+        if not nodes_known:
+            summary += " (from the scheduler's message only: the nodes could not be read)"
+        yield Finding(code, summary, evidence=lines, root_cause=True, disruption=DISRUPTION.get(code, 2),
+                      unblocks=sum(r.count for r in fe.reasons if resolve_rule(ctx, r.code or "", r.resource) == code))
+
+
+def _requested_text(ctx: PodContext, r: str) -> str:
+    return f"{format_quantity(r, ctx.device_requests.get(r, ctx.requests.get(r, 0)))} {r}"
+
+
+@check("node-fit", needs=(NODES, PODS), applies=_pending, essential=True)
+def node_fit(ctx: PodContext) -> Iterable[Finding]:
+    """Every node against the pod, from current state: which resource nobody
+    advertises, shortage vs fragmentation, and the constraints that keep the pod
+    off the nodes that have enough free GPUs."""
+    fits = ctx.fits
+    ev = event_codes(ctx)
+    devices = ctx.device_requests
+    emitted: set[str] = set()
+
+    def sole(code: str) -> list[NodeFit]:
+        return [f for f in fits if f.reasons == [code]]
+
+    # 1. Resources nobody advertises.
+    for r, q in devices.items():
+        if ctx.advertised.get(r):
+            continue
+        twin = twin_of(r)
+        if ctx.advertised.get(twin):
+            nodes = [f for f in fits if "sharing-resource-mismatch" in f.reasons]
+            emitted.add("sharing-resource-mismatch")
+            yield Finding(
+                "sharing-resource-mismatch",
+                f"The pod asks for {r}, but GPU sharing renamed the resource: {len(ctx.advertised[twin])} nodes advertise {twin}",
+                evidence=[f"no node advertises {r}"] + [f"node/{n} advertises {twin}" for n in ctx.advertised[twin][:MAX_EVIDENCE_NODES]]
+                + ev.get("insufficient-gpu", []),
+                nodes=ctx.advertised[twin], root_cause=True, unblocks=len(sole("sharing-resource-mismatch")) or 1,
+                disruption=DISRUPTION["sharing-resource-mismatch"],
+                fixes=[Fix(f"Request {twin} instead of {r} in {workload_ref(ctx)} (limits and requests)",
+                           [f"{_kubectl(ctx)} edit {workload_ref(ctx)}   # resources.limits: {twin}: {int(q)}"])])
+            continue
+        mig = sorted(x for x in ctx.advertised if is_mig(x))
+        if is_mig(r) or (r == "nvidia.com/gpu" and mig):
+            emitted.add("mig-profile-unavailable")
+            nodes = sorted({n for x in mig for n in ctx.advertised[x]})
+            what = (f"no node advertises the MIG profile {r}" if is_mig(r)
+                    else "the GPU nodes are MIG-partitioned (mixed strategy) and advertise only MIG resources")
+            yield Finding(
+                "mig-profile-unavailable", f"The pod asks for {r}, but {what}",
+                evidence=[f"advertised MIG resources: {', '.join(mig) or 'none'}"]
+                + [f"node/{n}: {', '.join(x for x in mig if n in ctx.advertised[x])}" for n in nodes[:MAX_EVIDENCE_NODES]]
+                + ev.get("insufficient-gpu", []) + ev.get("mig-profile-unavailable", []),
+                nodes=nodes, root_cause=True, unblocks=len(nodes), disruption=DISRUPTION["mig-profile-unavailable"],
+                fixes=[Fix(f"Request an advertised MIG profile in {workload_ref(ctx)}" + (f" (e.g. {mig[-1]})" if mig else ""),
+                           [f"{_kubectl(ctx)} edit {workload_ref(ctx)}"]),
+                       Fix("Or repartition a node with the MIG manager (drains its GPU workloads)",
+                           [f"kubectl label node {nodes[0] if nodes else 'NODE'} nvidia.com/mig.config=<profile-config> --overwrite"])])
+            continue
+        dp_nodes = [f for f in fits if f.reasons and any(c in ("device-plugin-not-running", "nvml-init-failed") for c in f.reasons)]
+        if dp_nodes and r in ctx.gpu_requests:
+            continue  # explained below as device-plugin-not-running / nvml-init-failed
+        emitted.add("unknown-resource-name")
+        close = ctx.closest_resource(r)
+        advertised = sorted(x for x in ctx.advertised)
+        yield Finding(
+            "unknown-resource-name",
+            f"No node advertises {r}" + (f"; did you mean {close}?" if close else ""),
+            evidence=[f"the pod requests {_requested_text(ctx, r)}",
+                      f"resources the nodes advertise: {', '.join(advertised) or 'none beyond cpu/memory'}"]
+            + ev.get("insufficient-gpu", []) + ev.get("insufficient-resource", []),
+            root_cause=True, unblocks=len(ctx.advertised.get(close, [])) if close else 0,
+            disruption=DISRUPTION["unknown-resource-name"],
+            fixes=[Fix(f"Fix the resource name in {workload_ref(ctx)}" + (f": {r} → {close}" if close else ""),
+                       [f"{_kubectl(ctx)} edit {workload_ref(ctx)}   # resources.limits: {close or r}: {int(q)}"])])
+
+    # 2. GPU nodes whose device plugin is down or cannot initialise NVML.
+    for code in ("nvml-init-failed", "device-plugin-not-running"):
+        nodes = [f for f in fits if code in f.reasons]
+        if not nodes:
+            continue
+        emitted.add(code)
+        dp = ctx.device_plugins
+        evidence = []
+        for f in nodes[:MAX_EVIDENCE_NODES]:
+            node = ctx.snap.nodes[f.name]
+            gev = ctx.gpu_evidence(node)
+            if gev is not None:
+                evidence.append(f"node/{f.name} has GPUs ({gev.source}: {gev.raw}) but advertises no nvidia.com GPU resource")
+            np_ = dp.for_node(f.name)
+            evidence.extend(np_.problems[:2])
+            evidence.extend(_log_evidence(np_.log, "nvml-init"))
+        if not dp.known:
+            evidence.append("device-plugin pods could not be listed: " + ctx.snap.gaps[DEVICE_PLUGINS].describe())
+        evidence.extend(ev.get("insufficient-gpu", []))
+        first = nodes[0].name
+        np_ = dp.for_node(first)
+        pod = np_.pods[0] if np_.pods else None
+        if code == "nvml-init-failed":
+            summary = (f"The device plugin cannot initialise NVML on {_plural(len(nodes), 'GPU node')} "
+                       f"({', '.join(_names(nodes)[:3])}{', …' if len(nodes) > 3 else ''}), so no GPUs are advertised there")
+            fixes = [Fix("Check the driver on the node (installed, loaded, matching the user-space library) and the container toolkit",
+                         ([f"kubectl -n {pod.metadata.namespace} logs {pod.metadata.name} --all-containers --previous --tail=50"] if pod else [])
+                         + [f"kubectl debug node/{first} -it --image=busybox -- chroot /host nvidia-smi",
+                            "kubectl -n gpu-operator get pods -o wide -l app=nvidia-driver-daemonset"]),
+                     Fix("Once the driver works, restart the device-plugin pod so it re-registers",
+                         [f"kubectl -n {pod.metadata.namespace} delete pod {pod.metadata.name}"] if pod else [])]
+        else:
+            summary = f"{_plural(len(nodes), 'GPU node')} advertise no GPUs: the device plugin is missing or not running there"
+            labels = ctx.snap.nodes[first].metadata.labels
+            fixes = []
+            if labels.get("nvidia.com/gpu.deploy.device-plugin") == "false" or labels.get("nvidia.com/gpu.deploy.operands") == "false":
+                fixes.append(Fix("The GPU Operator was told not to deploy the device plugin on this node; re-enable it",
+                                 [f"kubectl label node {f.name} nvidia.com/gpu.deploy.device-plugin=true --overwrite" for f in nodes[:5]]))
+            fixes.append(Fix("Find the device-plugin DaemonSet and why it has no Ready pod on these nodes",
+                             ["kubectl get ds -A -l 'app in (nvidia-device-plugin-daemonset)' -o wide",
+                              f"kubectl get pods -A -o wide --field-selector spec.nodeName={first} | grep -i device-plugin"]
+                             + ([f"kubectl -n {pod.metadata.namespace} describe pod {pod.metadata.name}"] if pod else [])))
+        yield Finding(code, summary, evidence=evidence, nodes=_names(nodes), root_cause=True,
+                      unblocks=len(sole(code)), disruption=DISRUPTION[code], fixes=fixes)
+
+    # 3. Unhealthy GPUs that make the difference.
+    unhealthy = [f for f in fits if "gpu-unhealthy" in f.reasons]
+    if unhealthy:
+        emitted.add("gpu-unhealthy")
+        evidence = _node_lines(unhealthy, "gpu-unhealthy")
+        for f in unhealthy[:MAX_EVIDENCE_NODES]:
+            evidence.extend(_log_evidence(ctx.device_plugins.for_node(f.name).log, "unhealthy"))
+        np_ = ctx.device_plugins.for_node(unhealthy[0].name)
+        pod = np_.pods[0] if np_.pods else None
+        yield Finding(
+            "gpu-unhealthy",
+            f"The device plugin marked GPUs unhealthy on {_plural(len(unhealthy), 'node')}; healthy they would fit the pod",
+            evidence=evidence, nodes=_names(unhealthy), root_cause=True, unblocks=len(sole("gpu-unhealthy")),
+            disruption=DISRUPTION["gpu-unhealthy"],
+            fixes=[Fix("Check the GPUs (Xid in the kernel log, ECC), drain and reset or replace the faulty one; "
+                       "the plugin keeps a device unhealthy until it restarts",
+                       [f"gpuctl diagnose node {unhealthy[0].name}",
+                        f"kubectl debug node/{unhealthy[0].name} -it --image=busybox -- chroot /host nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER",
+                        f"kubectl drain {unhealthy[0].name} --ignore-daemonsets --delete-emptydir-data"]
+                       + ([f"kubectl -n {pod.metadata.namespace} delete pod {pod.metadata.name}   # after the GPU is healthy"] if pod else []))])
+
+    # 4. Shortage vs fragmentation, from the numbers.
+    for r, q in devices.items():
+        advertisers = [f for f in fits if f.name in ctx.advertised.get(r, ())]
+        if not advertisers:
+            continue
+        eligible = [f for f in advertisers if not any(c in PLACEMENT for c in f.reasons)]
+        pool = eligible or advertisers
+        frees = sorted(((f.free.get(r, 0.0), f.name) for f in pool), reverse=True)
+        total = sum(v for v, _ in frees)
+        largest = frees[0][0] if frees else 0.0
+        if largest >= q:
+            continue
+        if is_mig(r):
+            code = "mig-profile-unavailable"
+            summary = f"Every {r} slice is taken: {format_quantity(r, total)} free on {_plural(len(pool), 'node')}, the pod needs {format_quantity(r, q)}"
+        elif total >= q:
+            code = "gpu-fragmentation"
+            summary = (f"{format_quantity(r, total)} {r} free across {_plural(sum(1 for v, _ in frees if v > 0), 'node')}, "
+                       f"but no single node has {format_quantity(r, q)} free (largest: {format_quantity(r, largest)} on {frees[0][1]})")
+        else:
+            code = "insufficient-gpu"
+            summary = (f"Only {format_quantity(r, total)} {r} free on the {_plural(len(pool), 'node')} the pod may use; "
+                       f"it needs {format_quantity(r, q)}")
+        if code in emitted and code == "mig-profile-unavailable":
+            continue
+        emitted.add(code)
+        histogram = Counter(int(v) for v, _ in frees)
+        evidence = [f"the pod requests {_requested_text(ctx, r)}",
+                    f"free {r} per node: " + ", ".join(f"{name}={format_quantity(r, v)}" for v, name in frees[:8])
+                    + (f", … ({len(frees) - 8} more)" if len(frees) > 8 else ""),
+                    "free-GPU histogram (free: nodes): " + ", ".join(f"{k}: {histogram[k]}" for k in sorted(histogram))]
+        if not eligible:
+            evidence.append("none of these nodes accepts the pod today (see the other findings); counted anyway")
+        evidence += ev.get("insufficient-gpu", [])
+        symptom = None
+        for cause in ("device-plugin-not-running", "nvml-init-failed", "gpu-unhealthy"):
+            if cause in emitted and sole(cause):
+                symptom = cause
+        busy = [name for _, name in sorted(((f.free.get(r, 0.0), f.name) for f in pool), reverse=True)[:2]]
+        fixes = []
+        if code == "gpu-fragmentation":
+            fixes.append(Fix(f"Split the work into pods of at most {format_quantity(r, largest)} {r} each, "
+                             "or free one node: see what holds the GPUs on the emptiest nodes",
+                             [f"kubectl get pods -A -o wide --field-selector spec.nodeName={n},status.phase=Running" for n in busy]))
+            fixes.append(Fix("Pack GPU pods tighter from now on: score nodes with MostAllocated for the GPU resource "
+                             "(NodeResourcesFit scoringStrategy) so whole nodes stay free", ["gpuctl nodes capacity"]))
+        else:
+            fixes.append(Fix("Wait for running GPU jobs to finish, lower the request, or add GPU nodes to the pool",
+                             ["gpuctl nodes capacity", f"kubectl get pods -A -o wide --field-selector spec.nodeName={busy[0]}" if busy else "kubectl get nodes"]))
+            if ctx.pod.spec.priorityClassName is None:
+                fixes.append(Fix("If this work is more important than what runs, give it a higher PriorityClass so the scheduler can preempt",
+                                 ["kubectl get priorityclass"]))
+        yield Finding(code, summary, evidence=evidence, nodes=_names(pool)[:20], root_cause=bool(eligible) and symptom is None,
+                      unblocks=0, disruption=DISRUPTION.get(code, 4), symptom_of=symptom, fixes=fixes)
+
+    # 5. Constraints on the nodes that have room.
+    roomy = [f for f in fits if f.candidate and (f.enough_devices or not devices)]
+    for code in PLACEMENT + NODE_RESOURCE:
+        blocked = [f for f in roomy if code in f.reasons]
+        if not blocked:
+            continue
+        alone = [f for f in blocked if f.reasons == [code]]
+        summary = _constraint_summary(ctx, code, blocked, len(alone), bool(devices))
+        yield Finding(code, summary, evidence=_node_lines(alone or blocked, code) + ev.get(code, []),
+                      nodes=_names(alone or blocked), root_cause=bool(alone), unblocks=len(alone),
+                      disruption=DISRUPTION.get(code, 2), fixes=_fixes(ctx, code, alone or blocked))
+
+
+def _constraint_summary(ctx: PodContext, code: str, blocked: list[NodeFit], alone: int, gpu: bool) -> str:
+    n = len(blocked)
+    room = "enough free GPUs" if gpu else "room for the pod"
+    what = {
+        "node-not-ready": "are NotReady or unreachable",
+        "node-unschedulable": "are cordoned",
+        "untolerated-taint": "carry a taint the pod does not tolerate",
+        "node-selector-mismatch": "do not match the pod's nodeSelector",
+        "node-affinity-mismatch": "do not match the pod's required node affinity",
+        "pod-topology-constraint": "are excluded by the pod's required anti-affinity",
+        "insufficient-cpu": "lack free CPU for the pod",
+        "insufficient-memory": "lack free memory for the pod",
+        "insufficient-resource": "lack another resource the pod requests",
+    }[code]
+    tail = f"; fixing this alone frees {_plural(alone, 'node')}" if alone else ""
+    verb_nodes = "node with " + room if n == 1 else "nodes with " + room
+    return f"{n} {verb_nodes} {what.replace('are ', 'is ').replace('carry', 'carries').replace('do not', 'does not').replace('lack ', 'lacks ') if n == 1 else what}{tail}"

@@ -1,0 +1,96 @@
+"""The root of the CLI and its one error boundary (httpie style).
+
+``main()`` maps every exception to the contract's exit codes: GpuctlError subclasses
+carry theirs (2 usage, 3 not found, 4 source unreadable); Click usage errors exit 2;
+anything unexpected is one line on stderr and exit 1. ``--debug`` re-raises so a
+traceback shows (without local variables: they may hold tokens). ``typer.Exit`` is
+a RuntimeError subclass and is passed through, never swallowed."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+import click
+import typer
+
+from .. import __version__
+from . import diagnose, runbook, snapshot
+
+app = typer.Typer(
+    name="gpuctl",
+    help="Why won't my GPU pod run? A ranked diagnosis for GPU workloads on Kubernetes.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(diagnose.app, name="diagnose")
+app.add_typer(snapshot.app, name="snapshot")
+app.command("runbook")(runbook.runbook)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpuctl {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def root(
+    version: Optional[bool] = typer.Option(None, "--version", help="Print the version and exit.", callback=_version, is_eager=True),
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback when something fails (also accepted after the subcommand)."),
+) -> None:
+    """gpuctl: diagnose GPU workloads on Kubernetes."""
+    if debug:
+        os.environ["GPUCTL_DEBUG"] = "1"
+
+
+def _error(message: str) -> None:
+    from ..render.safe import clean
+
+    sys.stderr.write(f"gpuctl: error: {clean(message)}\n")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("GPUCTL_DEBUG") == "1"
+    prog = os.path.basename(sys.argv[0]) if argv is None and sys.argv and sys.argv[0] else "gpuctl"
+    if prog in ("__main__.py", "app.py"):
+        prog = "gpuctl"
+    if prog.startswith("kubectl-"):
+        prog = "kubectl " + prog[len("kubectl-"):]
+    from ..errors import GpuctlError
+
+    try:
+        rv = app(args=args, prog_name=prog, standalone_mode=False)
+        code = rv if isinstance(rv, int) else 0
+    except click.exceptions.Exit as e:
+        code = e.exit_code
+    except click.exceptions.Abort:
+        _error("aborted")
+        code = 130
+    except click.exceptions.ClickException as e:  # usage errors: Click's usage line, then one line
+        e.show()
+        code = 2 if isinstance(e, click.exceptions.UsageError) else e.exit_code
+    except GpuctlError as e:
+        if debug or os.environ.get("GPUCTL_DEBUG") == "1":
+            raise
+        _error(e.line())
+        code = e.exit_code
+    except KeyboardInterrupt:
+        _error("interrupted")
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    except Exception as e:
+        if debug or os.environ.get("GPUCTL_DEBUG") == "1":
+            raise
+        _error(f"unexpected {type(e).__name__}: {e} (run with --debug for a traceback)")
+        code = 1
+    return code
+
+
+def run() -> None:
+    sys.exit(main())

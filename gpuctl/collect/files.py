@@ -1,0 +1,289 @@
+"""Reading a snapshot from disk: a file, a directory, or a ``.tar.gz`` of a directory.
+
+Formats (shared/spec/interfaces.md, "Snapshot format"): a file holds JSON or YAML —
+one object, a typed list, a ``v1 List`` of mixed kinds, or YAML documents — exactly
+what ``kubectl get … -o json|yaml`` prints. A directory holds such files at its top
+level plus optional ``logs/``, ``metrics/``, ``probes/`` and ``snapshot.json``.
+
+JSON is decoded with msgspec straight into the slim records (item by item, so one
+malformed object is reported by name instead of failing the file). Bundles are read
+in memory from the tarball, never extracted; unsafe members are refused.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+import msgspec
+
+from ..errors import SourceError
+from ..model import objects as O
+from ..model.snapshot import NODES, Gap, LogStore, Snapshot, parse_time
+
+OBJECT_SUFFIXES = (".json", ".yaml", ".yml")
+META_FILE = "snapshot.json"
+MAX_BUNDLE_BYTES = 8 * 2**30          # refuse bundles that expand beyond this
+MAX_MEMBER_BYTES = 4 * 2**30
+
+
+class _Peek(msgspec.Struct):
+    kind: str = ""
+    apiVersion: str = ""
+
+
+class _RawList(msgspec.Struct):
+    kind: str = ""
+    apiVersion: str = ""
+    items: Optional[list[msgspec.Raw]] = None
+
+
+_peek_dec = msgspec.json.Decoder(_Peek)
+_list_dec = msgspec.json.Decoder(_RawList)
+
+
+class SnapshotFiles:
+    """A snapshot's files, from a directory, a tarball or a single file."""
+
+    def __init__(self, path: Path, names: list[str], read: Callable[[str], bytes]):
+        self.path = path
+        self.names = names
+        self.read = read
+
+    def top_level_object_files(self) -> list[str]:
+        return sorted(n for n in self.names if "/" not in n and n.endswith(OBJECT_SUFFIXES) and n != META_FILE)
+
+
+def open_snapshot(path: str | os.PathLike) -> SnapshotFiles:
+    p = Path(path)
+    if not p.exists():
+        raise SourceError(f"snapshot {p}: no such file or directory", "check the path given to --snapshot")
+    if p.is_dir():
+        names = []
+        for root, dirs, files in os.walk(p):
+            for f in files:
+                full = Path(root) / f
+                if full.is_symlink():
+                    continue
+                names.append(full.relative_to(p).as_posix())
+
+        def read_dir(name: str) -> bytes:
+            return (p / name).read_bytes()
+
+        return SnapshotFiles(p, names, read_dir)
+    if p.name.endswith((".tar.gz", ".tgz", ".tar")):
+        return _open_tarball(p)
+    return SnapshotFiles(p.parent, [p.name], lambda name: p.read_bytes())
+
+
+def _open_tarball(p: Path) -> SnapshotFiles:
+    try:
+        tf = tarfile.open(p, "r:*")
+        members = tf.getmembers()
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise SourceError(f"snapshot {p}: not a readable tar.gz bundle ({e})") from None
+    total = 0
+    by_name: dict[str, tarfile.TarInfo] = {}
+    prefix = None
+    for m in members:
+        name = m.name
+        if m.issym() or m.islnk() or m.isdev():
+            raise SourceError(f"snapshot {p}: refusing link or device member {name!r}")
+        parts = Path(name).parts
+        if name.startswith("/") or ".." in parts:
+            raise SourceError(f"snapshot {p}: refusing member with unsafe path {name!r}")
+        if not m.isfile():
+            continue
+        if m.size > MAX_MEMBER_BYTES:
+            raise SourceError(f"snapshot {p}: member {name!r} is {m.size} bytes, over the {MAX_MEMBER_BYTES} limit")
+        total += m.size
+        if total > MAX_BUNDLE_BYTES:
+            raise SourceError(f"snapshot {p}: expands to over {MAX_BUNDLE_BYTES} bytes; refusing")
+        by_name[name] = m
+    # A bundle usually holds one top directory (gpuctl-snapshot-…/); strip it.
+    tops = {Path(n).parts[0] for n in by_name if len(Path(n).parts) > 1}
+    if len(tops) == 1 and not any(len(Path(n).parts) == 1 for n in by_name):
+        prefix = tops.pop() + "/"
+    names = {}
+    for n, m in by_name.items():
+        names[n[len(prefix):] if prefix and n.startswith(prefix) else n] = m
+
+    def read_tar(name: str) -> bytes:
+        f = tf.extractfile(names[name])
+        if f is None:
+            raise SourceError(f"snapshot {p}: cannot read member {name!r}")
+        limit = names[name].size
+        data = f.read(limit + 1)
+        if len(data) > limit:
+            raise SourceError(f"snapshot {p}: member {name!r} is larger than declared")
+        return data
+
+    return SnapshotFiles(p, list(names), read_tar)
+
+
+# ------------------------------------------------------------------ decoding
+
+
+def _iter_json_items(data: bytes, fname: str) -> Iterator[tuple[str, Any]]:
+    """Yield (kind, raw bytes) for each object in a JSON document."""
+    try:
+        top = _list_dec.decode(data)
+    except msgspec.ValidationError:
+        top = None
+    except msgspec.DecodeError as e:
+        raise SourceError(f"snapshot file {fname}: not valid JSON ({e})") from None
+    if top is not None and top.items is not None:
+        list_kind = top.kind[:-4] if top.kind.endswith("List") and top.kind != "List" else ""
+        for raw in top.items:
+            try:
+                peek = _peek_dec.decode(raw)
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                yield "", raw
+                continue
+            yield peek.kind or list_kind, raw
+        return
+    try:
+        peek = _peek_dec.decode(data)
+    except msgspec.ValidationError:
+        raise SourceError(f"snapshot file {fname}: JSON but not a Kubernetes object or list") from None
+    yield peek.kind, data
+
+
+def _iter_yaml_items(data: bytes, fname: str) -> Iterator[tuple[str, Any]]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        docs = list(yaml.load_all(data, Loader=loader))
+    except yaml.YAMLError as e:
+        raise SourceError(f"snapshot file {fname}: not valid YAML ({str(e).splitlines()[0]})") from None
+    for doc in docs:
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise SourceError(f"snapshot file {fname}: YAML but not a Kubernetes object or list")
+        items = doc.get("items")
+        if isinstance(items, list):
+            list_kind = doc.get("kind", "")
+            list_kind = list_kind[:-4] if isinstance(list_kind, str) and list_kind.endswith("List") and list_kind != "List" else ""
+            for item in items:
+                kind = item.get("kind") if isinstance(item, dict) else None
+                yield (kind if isinstance(kind, str) else "") or list_kind, item
+        else:
+            kind = doc.get("kind")
+            yield kind if isinstance(kind, str) else "", doc
+
+
+def _object_label(raw: Any) -> str:
+    """'Pod ml/x' for the error message about a malformed object, from whatever survives."""
+    try:
+        d = json.loads(raw) if isinstance(raw, (bytes, msgspec.Raw)) else raw
+        md = d.get("metadata") or {}
+        ns = md.get("namespace")
+        return f"{d.get('kind', 'object')} {ns + '/' if ns else ''}{md.get('name', '?')}"
+    except Exception:
+        return "an object"
+
+
+def decode_into(snap: Snapshot, items: Iterator[tuple[str, Any]], fname: str) -> int:
+    """Decode items into typed records; unknown kinds are ignored; returns objects seen."""
+    seen = 0
+    for kind, raw in items:
+        if not kind:
+            continue
+        seen += 1
+        if kind not in O.KNOWN_KINDS:
+            continue
+        try:
+            if isinstance(raw, (bytes, msgspec.Raw)):
+                rec = O.decoder_for(kind).decode(raw)
+            else:
+                rec = O.convert(kind, raw)
+        except (msgspec.ValidationError, msgspec.DecodeError, TypeError) as e:
+            snap.malformed.append(f"{_object_label(raw)} in {fname}: {e}")
+            continue
+        if kind == "GenericObject" or isinstance(rec, O.GenericObject):
+            rec.kind = rec.kind or kind
+        snap.add(kind, rec)
+    return seen
+
+
+def load_snapshot(path: str | os.PathLike) -> Snapshot:
+    files = open_snapshot(path)
+    snap = Snapshot(source="snapshot")
+    object_files = files.top_level_object_files()
+    if not object_files:
+        raise SourceError(f"snapshot {files.path}: no JSON or YAML object files found")
+    names = set(files.names)
+    if META_FILE in names:
+        try:
+            meta = json.loads(files.read(META_FILE))
+            snap.captured_at = parse_time(meta.get("capturedAt"))
+            snap.context = meta.get("context")
+        except (ValueError, AttributeError) as e:
+            raise SourceError(f"snapshot file {META_FILE}: not valid snapshot metadata ({e})") from None
+    for name in object_files:
+        data = files.read(name)
+        if not data.strip():
+            raise SourceError(f"snapshot file {name}: empty")
+        if name.endswith(".json") or data.lstrip()[:1] in (b"{", b"["):
+            items = _iter_json_items(data, name)
+        else:
+            items = _iter_yaml_items(data, name)
+        if decode_into(snap, items, name) == 0:
+            raise SourceError(f"snapshot file {name}: holds no Kubernetes objects")
+    if not snap.nodes:
+        snap.gaps[NODES] = Gap("nodes", "absent", "the snapshot holds no Node objects")
+
+    def load_log(ns: str, pod: str, container: str, previous: bool) -> Optional[str]:
+        name = f"logs/{ns}/{pod}/{container}{'.previous' if previous else ''}.log"
+        if name not in names:
+            return None
+        return files.read(name).decode("utf-8", errors="replace")
+
+    snap.logs = LogStore(load_log)
+    for name in names:
+        if name.startswith("metrics/") and name.endswith(".prom"):
+            snap.metrics[Path(name).stem] = files.read(name).decode("utf-8", errors="replace")
+        elif name.startswith("probes/") and name.endswith(".json"):
+            try:
+                snap.probes[Path(name).stem] = json.loads(files.read(name))
+            except ValueError:
+                snap.malformed.append(f"probe file {name}: not valid JSON")
+    return snap
+
+
+def iter_raw_objects(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    """Every object of a snapshot as a plain dict (for the local API server)."""
+    files = open_snapshot(path)
+    for name in files.top_level_object_files():
+        data = files.read(name)
+        if name.endswith(".json") or data.lstrip()[:1] in (b"{", b"["):
+            for kind, raw in _iter_json_items(data, name):
+                d = msgspec.json.decode(raw) if not isinstance(raw, dict) else raw
+                if kind and isinstance(d, dict):
+                    d.setdefault("kind", kind)
+                    yield d
+        else:
+            for kind, d in _iter_yaml_items(data, name):
+                if kind and isinstance(d, dict):
+                    d.setdefault("kind", kind)
+                    yield d
+
+
+def raw_logs(path: str | os.PathLike) -> dict[tuple[str, str, str, bool], str]:
+    files = open_snapshot(path)
+    out = {}
+    for name in files.names:
+        parts = name.split("/")
+        if len(parts) == 4 and parts[0] == "logs" and parts[3].endswith(".log"):
+            container = parts[3][:-4]
+            previous = container.endswith(".previous")
+            if previous:
+                container = container[: -len(".previous")]
+            out[(parts[1], parts[2], container, previous)] = files.read(name).decode("utf-8", errors="replace")
+    return out

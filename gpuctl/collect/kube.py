@@ -1,0 +1,293 @@
+"""Talking to the API server: the only module that imports ``kubernetes``.
+
+* Configuration as kubectl does it: ``--kubeconfig``/``KUBECONFIG``/``~/.kube/config``
+  with ``--context`` (exec credential plugins included), else the in-cluster
+  service account; ``--token`` and ``--as`` on top.
+* Raw JSON (``_preload_content=False``) with ``Accept-Encoding: gzip``, decoded by
+  msgspec straight into the slim records: the client's model deserialisation is
+  ~100x slower and would need 17 GB for 150,000 pods.
+* Long lists paged (``limit`` + ``continue``); a 410 Gone mid-list restarts the list
+  from the start, at most twice.
+* Each request has a timeout; 429 (honouring Retry-After, capped), 5xx and dropped
+  connections are retried with backoff, at most ``MAX_ATTEMPTS`` times in all.
+* Read-only: this module only ever sends GET.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+from urllib.parse import quote
+
+import msgspec
+
+from ..errors import SourceError
+from ..model import objects as O
+from ..model.snapshot import Gap
+
+PAGE_SIZE = 500
+MAX_ATTEMPTS = 3
+MAX_LIST_RESTARTS = 2
+MAX_RETRY_AFTER = 5.0
+BACKOFF_BASE = 0.4
+
+
+class ApiFailure(Exception):
+    """A request that failed for good: carries what a Gap needs."""
+
+    def __init__(self, status: Optional[int], reason: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.reason = reason      # forbidden | not-found | unauthorized | timeout | unreachable | error | gone
+        self.message = message
+
+
+class _ListMeta(msgspec.Struct):
+    continue_: str = msgspec.field(name="continue", default="")
+    resourceVersion: str = ""
+
+
+class _RawPage(msgspec.Struct):
+    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
+    items: Optional[list[msgspec.Raw]] = None
+
+
+class _Status(msgspec.Struct):
+    message: str = ""
+    reason: str = ""
+
+
+_page_dec = msgspec.json.Decoder(_RawPage)
+_status_dec = msgspec.json.Decoder(_Status)
+_typed_pages: dict[type, msgspec.json.Decoder] = {}
+
+
+def _typed_page_decoder(kind: str) -> msgspec.json.Decoder:
+    t = O.TYPED_KINDS.get(kind, O.GenericObject)
+    dec = _typed_pages.get(t)
+    if dec is None:
+        page = msgspec.defstruct(f"{t.__name__}Page", [("metadata", _ListMeta, msgspec.field(default_factory=_ListMeta)),
+                                                        ("items", list[t], msgspec.field(default_factory=list))])
+        dec = _typed_pages[t] = msgspec.json.Decoder(page)
+    return dec
+
+
+@dataclass
+class RequestLog:
+    count: int = 0
+    retries: int = 0
+    paths: list[str] = field(default_factory=list)
+
+
+class KubeAPI:
+    """A thin, read-only, retrying GET client over the official client's transport."""
+
+    def __init__(self, kubeconfig: Optional[str] = None, context: Optional[str] = None,
+                 request_timeout: float = 15.0, as_user: Optional[str] = None, token: Optional[str] = None):
+        self.timeout = request_timeout
+        self.log = RequestLog()
+        self.context_name, self.default_namespace, self.api_client = _load_client(kubeconfig, context, as_user, token)
+
+    # ------------------------------------------------------------ raw GET
+    def get_bytes(self, path: str, query: Optional[dict[str, Any]] = None) -> bytes:
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError, ProtocolError, ReadTimeoutError, MaxRetryError, NewConnectionError
+
+        params = [(k, v) for k, v in (query or {}).items() if v not in (None, "")]
+        delay = BACKOFF_BASE
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            self.log.count += 1
+            self.log.paths.append(path)
+            try:
+                resp = self.api_client.call_api(
+                    path, "GET", query_params=params,
+                    header_params={"Accept": "application/json", "Accept-Encoding": "gzip"},
+                    auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
+                    _request_timeout=(min(5.0, self.timeout), self.timeout))
+                return resp.data
+            except ApiException as e:
+                status = e.status or 0
+                retry_after = _retry_after(e)
+                if status in (429, 500, 502, 503, 504) and attempt < MAX_ATTEMPTS:
+                    self._sleep(retry_after if retry_after is not None else delay)
+                    delay *= 2
+                    continue
+                raise _failure(status, e, path) from None
+            except (ReadTimeoutError,) as e:
+                if attempt < MAX_ATTEMPTS:
+                    continue
+                raise ApiFailure(None, "timeout", f"no answer within {self.timeout:g}s") from None
+            except MaxRetryError as e:
+                inner = e.reason
+                if isinstance(inner, ReadTimeoutError):
+                    if attempt < MAX_ATTEMPTS:
+                        continue
+                    raise ApiFailure(None, "timeout", f"no answer within {self.timeout:g}s") from None
+                if isinstance(inner, NewConnectionError) or attempt >= MAX_ATTEMPTS:
+                    raise ApiFailure(None, "unreachable", _short(inner)) from None
+                self._sleep(delay)
+                delay *= 2
+            except (ProtocolError, HTTPError, OSError) as e:
+                if attempt < MAX_ATTEMPTS:
+                    self._sleep(delay)
+                    delay *= 2
+                    continue
+                raise ApiFailure(None, "unreachable", _short(e)) from None
+        raise ApiFailure(None, "error", "retries exhausted")
+
+    def _sleep(self, seconds: float) -> None:
+        self.log.retries += 1
+        time.sleep(min(MAX_RETRY_AFTER, seconds) * (0.8 + 0.4 * random.random()))
+
+    # ------------------------------------------------------------ decoded
+    def get(self, path: str, kind: str) -> Any:
+        data = self.get_bytes(path)
+        try:
+            return O.decoder_for(kind).decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            raise ApiFailure(200, "error", f"invalid {kind} JSON from {path}: {e}") from None
+
+    def list(self, path: str, kind: str, query: Optional[dict[str, Any]] = None,
+             malformed: Optional[list[str]] = None) -> list[Any]:
+        """Every item of a (paged) list; a 410 Gone restarts the list cleanly."""
+        for restart in range(MAX_LIST_RESTARTS + 1):
+            try:
+                return list(self._pages(path, kind, query or {}, malformed))
+            except ApiFailure as e:
+                if e.reason == "gone" and restart < MAX_LIST_RESTARTS:
+                    continue
+                raise
+        raise ApiFailure(410, "gone", "list kept expiring")
+
+    def _pages(self, path: str, kind: str, query: dict[str, Any], malformed: Optional[list[str]]) -> Iterator[Any]:
+        token = ""
+        typed = _typed_page_decoder(kind)
+        item_dec = O.decoder_for(kind)
+        while True:
+            q = dict(query, limit=PAGE_SIZE)
+            if token:
+                q["continue"] = token
+            data = self.get_bytes(path, q)
+            try:
+                page = typed.decode(data)
+                items = page.items
+                token = page.metadata.continue_
+            except msgspec.ValidationError:
+                # One odd object must not sink the page: decode item by item.
+                try:
+                    raw = _page_dec.decode(data)
+                except (msgspec.DecodeError, msgspec.ValidationError) as e:
+                    raise ApiFailure(200, "error", f"invalid JSON from {path}: {e}") from None
+                items = []
+                for r in raw.items or []:
+                    try:
+                        items.append(item_dec.decode(r))
+                    except (msgspec.DecodeError, msgspec.ValidationError) as e:
+                        if malformed is not None:
+                            malformed.append(f"{kind} from {path}: {e}")
+                token = raw.metadata.continue_
+            except msgspec.DecodeError as e:
+                raise ApiFailure(200, "error", f"invalid JSON from {path}: {e}") from None
+            if isinstance(items[0] if items else None, O.GenericObject):
+                for it in items:
+                    it.kind = it.kind or kind
+            yield from items
+            if not token:
+                return
+
+    def log_text(self, ns: str, pod: str, container: str, previous: bool, tail_lines: int = 400,
+                 limit_bytes: int = 256 * 1024) -> str:
+        q = {"container": container, "tailLines": tail_lines, "limitBytes": limit_bytes}
+        if previous:
+            q["previous"] = "true"
+        data = self.get_bytes(f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod)}/log", q)
+        return data.decode("utf-8", errors="replace")
+
+
+def _short(e: Any) -> str:
+    text = str(e)
+    if "Connection refused" in text:
+        return "connection refused"
+    if "Name or service not known" in text or "nodename nor servname" in text or "Temporary failure in name resolution" in text:
+        return "host name does not resolve"
+    return text.split(": ", 1)[-1][:200]
+
+
+def _retry_after(e: Any) -> Optional[float]:
+    headers = getattr(e, "headers", None) or {}
+    value = headers.get("Retry-After") if hasattr(headers, "get") else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _failure(status: int, e: Any, path: str) -> ApiFailure:
+    message = ""
+    try:
+        message = _status_dec.decode(e.body or b"{}").message
+    except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
+        message = (e.reason or "")
+    reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 410: "gone"}.get(status, "error")
+    return ApiFailure(status, reason, message or f"HTTP {status}")
+
+
+# ------------------------------------------------------------------ configuration
+
+
+def _load_client(kubeconfig: Optional[str], context: Optional[str], as_user: Optional[str], token: Optional[str]):
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    cfg = client.Configuration()
+    path = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+    paths = [p for p in path.split(os.pathsep) if p]
+    context_name = context
+    namespace = None
+    try:
+        if any(os.path.exists(p) for p in paths):
+            contexts, active = config.list_kube_config_contexts(config_file=paths[0] if len(paths) == 1 else None) \
+                if len(paths) == 1 else (None, None)
+            if context and contexts is not None and context not in {c["name"] for c in contexts}:
+                names = ", ".join(sorted(c["name"] for c in contexts))
+                raise SourceError(f"context {context!r} not found in kubeconfig {paths[0]}", f"available contexts: {names}")
+            config.load_kube_config(config_file=paths[0] if len(paths) == 1 else None, context=context,
+                                    client_configuration=cfg, persist_config=False)
+            chosen = next((c for c in contexts or [] if c["name"] == context), None) if context else active
+            if chosen:
+                context_name = chosen.get("name")
+                namespace = (chosen.get("context") or {}).get("namespace")
+        elif kubeconfig:
+            raise SourceError(f"kubeconfig {kubeconfig}: no such file")
+        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+            config.load_incluster_config(client_configuration=cfg)
+            context_name = "in-cluster"
+            try:
+                with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace") as f:
+                    namespace = f.read().strip() or None
+            except OSError:
+                namespace = None
+        else:
+            raise SourceError("no kubeconfig found (KUBECONFIG, ~/.kube/config) and not running in a cluster",
+                              "pass --kubeconfig or --snapshot")
+    except ConfigException as e:
+        raise SourceError(f"kubeconfig could not be loaded: {e}", "check --kubeconfig/--context") from None
+    except (OSError, ValueError) as e:
+        raise SourceError(f"kubeconfig could not be read: {e}") from None
+    if token:
+        cfg.api_key = {"authorization": token}
+        cfg.api_key_prefix = {"authorization": "Bearer"}
+    cfg.retries = 0  # gpuctl retries itself, bounded, with backoff
+    api_client = client.ApiClient(cfg)
+    if as_user:
+        api_client.set_default_header("Impersonate-User", as_user)
+    return context_name, namespace, api_client
+
+
+def gap_from(failure: ApiFailure, what: str, verb: str, resource: str, namespace: Optional[str] = None,
+             group: str = "") -> Gap:
+    return Gap(what, failure.reason, failure.message, verb=verb if failure.reason == "forbidden" else None,
+               resource=resource, namespace=namespace, group=group)

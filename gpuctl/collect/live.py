@@ -1,0 +1,330 @@
+"""Filling a Snapshot from a live cluster with only the requests a diagnosis needs.
+
+For ``diagnose pod``: the pod; its events (by field selector); the nodes; the
+non-terminated pods bound to the candidate nodes (per node when there are few
+candidates, else one paged cluster-wide list); the device-plugin pods (by label
+selector) and, for GPU nodes that advertise no or unhealthy GPUs, their logs
+(bounded by tailLines/limitBytes); the namespace's quotas; the PVCs, RuntimeClass,
+queue and DRA objects the pod names. Every request that fails becomes a Gap; only
+a failure to read the target itself ends the command.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from typing import Any, Callable, Optional
+from urllib.parse import quote
+
+from ..checks.context import is_extended
+from ..errors import SourceError, TargetNotFound
+from ..knowledge import catalog
+from ..model import snapshot as S
+from ..model.objects import Node, Pod
+from ..model.quantity import parse_quantity
+from ..model.requests import pod_requests
+from .kube import ApiFailure, KubeAPI, gap_from
+
+PER_NODE_POD_QUERIES = 20     # above this many candidate nodes, one cluster-wide list is cheaper
+MAX_PLUGIN_LOG_NODES = 5
+NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
+KUEUE_VERSIONS = ("v1beta1", "v1beta2")
+DRA_VERSIONS = ("v1", "v1beta2", "v1beta1")
+
+
+class LiveCollector:
+    def __init__(self, api: KubeAPI):
+        self.api = api
+        self.snap = S.Snapshot(source="live", context=api.context_name,
+                               captured_at=dt.datetime.now(dt.timezone.utc))
+
+    # ------------------------------------------------------------ plumbing
+    def _try(self, key: str, what: str, verb: str, resource: str, fn: Callable[[], Any],
+             namespace: Optional[str] = None, group: str = "", missing_ok: bool = False) -> Any:
+        try:
+            return fn()
+        except ApiFailure as e:
+            if e.reason == "unauthorized" and key == S.NODES:
+                raise SourceError("the cluster refused the credentials (401 Unauthorized)",
+                                  "refresh your login or check --context/--token") from None
+            if missing_ok and e.reason == "not-found":
+                return None
+            if key not in self.snap.gaps:
+                self.snap.gaps[key] = gap_from(e, what, verb, resource, namespace, group)
+            return None
+
+    def _add_all(self, kind: str, items: Optional[list[Any]]) -> None:
+        for it in items or []:
+            self.snap.add(kind, it)
+
+    # ------------------------------------------------------------ the target
+    def pod(self, ns: str, name: str) -> Pod:
+        path = f"/api/v1/namespaces/{quote(ns)}/pods/{quote(name)}"
+        try:
+            pod = self.api.get(path, "Pod")
+        except ApiFailure as e:
+            if e.reason == "not-found":
+                raise TargetNotFound(f'pod "{name}" not found in namespace {ns}', self._suggest(ns, name)) from None
+            raise _fatal(e, f"get pod {ns}/{name}") from None
+        self.snap.add("Pod", pod)
+        return pod
+
+    def _suggest(self, ns: str, name: str) -> Optional[str]:
+        try:
+            same = self.api.list("/api/v1/pods", "Pod", {"fieldSelector": f"metadata.name={name}"})
+            spaces = sorted({p.metadata.namespace for p in same if p.metadata.namespace})
+            if spaces:
+                return f"a pod of that name exists in namespace(s) {', '.join(spaces)}: try -n {spaces[0]}"
+        except ApiFailure:
+            pass
+        try:
+            page = self.api.get_bytes(f"/api/v1/namespaces/{quote(ns)}/pods", {"limit": 500})
+            import msgspec
+
+            names = [i["metadata"]["name"] for i in msgspec.json.decode(page).get("items", [])]
+            close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+            if close:
+                return f"did you mean {', '.join(close)}?"
+        except Exception:
+            pass
+        return None
+
+    # ------------------------------------------------------------ pieces
+    def events(self, ns: str, kind: str, name: str, uid: Optional[str] = None) -> None:
+        sel = f"involvedObject.kind={kind},involvedObject.name={name}"
+        if uid:
+            sel += f",involvedObject.uid={uid}"
+        items = self._try(S.EVENTS, f"list events of {kind.lower()}/{name}", "list", "events",
+                          lambda: self.api.list(f"/api/v1/namespaces/{quote(ns)}/events", "Event", {"fieldSelector": sel}),
+                          namespace=ns)
+        self._add_all("Event", items)
+
+    def nodes(self) -> None:
+        items = self._try(S.NODES, "list nodes (cluster-wide)", "list", "nodes",
+                          lambda: self.api.list("/api/v1/nodes", "Node", malformed=self.snap.malformed))
+        self._add_all("Node", items)
+
+    def bound_pods(self, node_names: list[str]) -> None:
+        """Non-terminated pods on these nodes; records which nodes are complete."""
+        def fetch() -> list[Pod]:
+            if len(node_names) <= PER_NODE_POD_QUERIES:
+                out: list[Pod] = []
+                for n in node_names:
+                    out += self.api.list("/api/v1/pods", "Pod", {"fieldSelector": f"spec.nodeName={n},{NON_TERMINATED}"},
+                                         malformed=self.snap.malformed)
+                return out
+            wanted = set(node_names)
+            return [p for p in self.api.list("/api/v1/pods", "Pod", {"fieldSelector": f"spec.nodeName!=,{NON_TERMINATED}"},
+                                             malformed=self.snap.malformed) if p.spec.nodeName in wanted]
+        items = self._try(S.PODS, "list pods bound to the candidate nodes", "list", "pods", fetch)
+        if items is not None:
+            self._add_all("Pod", items)
+            self.snap.pods_known_for = set(node_names)
+
+    def device_plugins(self, gpu_nodes: list[Node], log_nodes: list[str]) -> None:
+        found: list[Pod] = []
+        failure: Optional[ApiFailure] = None
+        for kind in catalog.device_plugin_selectors():
+            try:
+                found += self.api.list("/api/v1/pods", "Pod", {"labelSelector": kind.label_selector})
+            except ApiFailure as e:
+                failure = e
+        if failure is not None and not found:
+            self.snap.gaps[S.DEVICE_PLUGINS] = gap_from(failure, "list device-plugin pods (cluster-wide)", "list", "pods")
+            return
+        self._add_all("Pod", found)
+        wanted = set(log_nodes)
+        for p in found:
+            if p.spec.nodeName not in wanted:
+                continue
+            restarted = {cs.name for cs in p.status.containerStatuses if cs.restartCount > 0}
+            for c in p.spec.containers:
+                for previous in (False, True):
+                    if previous and c.name not in restarted:
+                        continue
+                    try:
+                        text = self.api.log_text(p.metadata.namespace or "", p.metadata.name, c.name, previous)
+                        self.snap.logs.put(p.metadata.namespace or "", p.metadata.name, c.name, previous, text)
+                    except ApiFailure as e:
+                        self.snap.log_gaps[f"{p.metadata.namespace}/{p.metadata.name}/{c.name}"] = gap_from(
+                            e, f"read log of {p.metadata.name}/{c.name}", "get", "pods/log", p.metadata.namespace)
+
+    def quotas(self, ns: str) -> None:
+        items = self._try(S.QUOTAS, f"list resourcequotas in {ns}", "list", "resourcequotas",
+                          lambda: self.api.list(f"/api/v1/namespaces/{quote(ns)}/resourcequotas", "ResourceQuota"), namespace=ns)
+        self._add_all("ResourceQuota", items)
+
+    def pvcs(self, ns: str, names: list[str]) -> None:
+        for n in names:
+            pvc = self._try(S.PVCS, f"get persistentvolumeclaim {n}", "get", "persistentvolumeclaims",
+                            lambda n=n: self.api.get(f"/api/v1/namespaces/{quote(ns)}/persistentvolumeclaims/{quote(n)}",
+                                                     "PersistentVolumeClaim"), namespace=ns, missing_ok=True)
+            if pvc is None:
+                continue
+            self.snap.add("PersistentVolumeClaim", pvc)
+            sc_name = pvc.spec.storageClassName
+            if sc_name and sc_name not in self.snap.storage_classes:
+                sc = self._try("storageclasses", f"get storageclass {sc_name}", "get", "storageclasses",
+                               lambda: self.api.get(f"/apis/storage.k8s.io/v1/storageclasses/{quote(sc_name)}", "StorageClass"),
+                               group="storage.k8s.io", missing_ok=True)
+                if sc is not None:
+                    self.snap.add("StorageClass", sc)
+
+    def generic(self, key: str, group: str, versions: tuple[str, ...], plural: str, kind: str,
+                ns: Optional[str] = None, name: Optional[str] = None) -> None:
+        """A CRD or optional API: tries each version; a 404 on all means not installed (no gap)."""
+        for v in versions:
+            base = f"/apis/{group}/{v}" + (f"/namespaces/{quote(ns)}" if ns else "") + f"/{plural}"
+            try:
+                if name:
+                    self.snap.add(kind, self.api.get(f"{base}/{quote(name)}", kind))
+                else:
+                    self._add_all(kind, self.api.list(base, kind))
+                return
+            except ApiFailure as e:
+                if e.reason == "not-found":
+                    continue
+                self.snap.gaps.setdefault(key, gap_from(e, f"{'get' if name else 'list'} {plural}.{group}", "get" if name else "list",
+                                                        plural, ns, group))
+                return
+
+    def owner_objects(self, pod: Pod) -> None:
+        ns = pod.metadata.namespace or "default"
+        for o in pod.metadata.ownerReferences:
+            if o.kind == "ReplicaSet":
+                rs = self._try("owners", f"get replicaset {o.name}", "get", "replicasets",
+                               lambda: self.api.get(f"/apis/apps/v1/namespaces/{quote(ns)}/replicasets/{quote(o.name)}", "ReplicaSet"),
+                               namespace=ns, group="apps", missing_ok=True)
+                if rs is not None:
+                    rs.kind = "ReplicaSet"
+                    self.snap.add("ReplicaSet", rs)
+
+
+def _fatal(e: ApiFailure, what: str) -> SourceError:
+    if e.reason == "unauthorized":
+        return SourceError(f"{what}: the cluster refused the credentials (401 Unauthorized)",
+                           "refresh your login or check --context/--token")
+    if e.reason == "forbidden":
+        return SourceError(f"{what}: forbidden ({e.message})", "ask for RBAC 'get' on pods in this namespace")
+    if e.reason == "unreachable":
+        return SourceError(f"cannot reach the API server: {e.message}", "check the network/VPN and --context")
+    if e.reason == "timeout":
+        return SourceError(f"{what}: {e.message}", "raise --request-timeout or check the API server")
+    return SourceError(f"{what}: {e.message}")
+
+
+def candidate_nodes(snap: S.Snapshot, pod: Pod) -> list[str]:
+    """Nodes whose bound pods matter: those advertising a device the pod requests,
+    or every node when it requests none (the same rule as the fit matrix)."""
+    devices = [r for r in pod_requests(pod) if is_extended(r)]
+    out = []
+    for n in snap.nodes.values():
+        if not devices:
+            out.append(n.metadata.name)
+            continue
+        for r in devices:
+            try:
+                if parse_quantity(n.status.capacity.get(r, 0)) > 0 or parse_quantity(n.status.allocatable.get(r, 0)) > 0:
+                    out.append(n.metadata.name)
+                    break
+            except ValueError:
+                continue
+    return sorted(out)
+
+
+def plugin_log_nodes(snap: S.Snapshot) -> tuple[list[Node], list[str]]:
+    """GPU nodes, and those whose plugin log is worth reading (no GPU advertised, or unhealthy)."""
+    gpu_nodes, log_nodes = [], []
+    for n in snap.nodes.values():
+        if catalog.node_has_gpus(n.metadata.labels) is None and not any(catalog.is_gpu_resource(r) for r in n.status.capacity):
+            continue
+        gpu_nodes.append(n)
+        advertised = [r for r in n.status.capacity if catalog.is_gpu_resource(r)]
+        try:
+            unhealthy = any(parse_quantity(n.status.capacity.get(r, 0)) > parse_quantity(n.status.allocatable.get(r, 0))
+                            for r in advertised)
+            none = not any(parse_quantity(n.status.capacity.get(r, 0)) > 0 for r in advertised)
+        except ValueError:
+            continue
+        if none or unhealthy:
+            log_nodes.append(n.metadata.name)
+    return gpu_nodes, sorted(log_nodes)[:MAX_PLUGIN_LOG_NODES]
+
+
+def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None) -> S.Snapshot:
+    c = LiveCollector(api)
+    pod = pod or c.pod(ns, name)
+    c.snap.add("Pod", pod)
+    c.events(ns, "Pod", name, pod.metadata.uid or None)
+    c.owner_objects(pod)
+    c.nodes()
+    if pod.spec.nodeName:
+        c.bound_pods([pod.spec.nodeName])
+    elif S.NODES not in c.snap.gaps:
+        c.bound_pods(candidate_nodes(c.snap, pod))
+    elif S.PODS not in c.snap.gaps:
+        c.snap.gaps[S.PODS] = S.Gap("list pods bound to the candidate nodes", "absent", "skipped: the nodes could not be read")
+    gpu_nodes, log_nodes = plugin_log_nodes(c.snap)
+    if gpu_nodes:
+        c.device_plugins(gpu_nodes, log_nodes)
+    c.quotas(ns)
+    claims = [v.persistentVolumeClaim.claimName for v in pod.spec.volumes if v.persistentVolumeClaim]
+    if claims:
+        c.pvcs(ns, claims)
+    if pod.spec.schedulingGates or "kueue.x-k8s.io/queue-name" in pod.metadata.labels:
+        c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=ns)
+    group = pod.metadata.annotations.get("scheduling.k8s.io/group-name")
+    if group:
+        c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", ns=ns, name=group)
+        c.events(ns, "PodGroup", group)
+    if pod.spec.resourceClaims:
+        c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceclaims", "ResourceClaim", ns=ns)
+        c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "deviceclasses", "DeviceClass")
+        c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceslices", "ResourceSlice")
+    return c.snap
+
+
+WORKLOAD_APIS = {
+    "Job": ("batch", ("v1",), "jobs"), "Deployment": ("apps", ("v1",), "deployments"),
+    "StatefulSet": ("apps", ("v1",), "statefulsets"), "ReplicaSet": ("apps", ("v1",), "replicasets"),
+    "DaemonSet": ("apps", ("v1",), "daemonsets"), "PyTorchJob": ("kubeflow.org", ("v1",), "pytorchjobs"),
+    "MPIJob": ("kubeflow.org", ("v2beta1", "v1"), "mpijobs"), "JobSet": ("jobset.x-k8s.io", ("v1alpha2",), "jobsets"),
+    "PodGroup": ("scheduling.volcano.sh", ("v1beta1",), "podgroups"), "Workload": ("kueue.x-k8s.io", KUEUE_VERSIONS, "workloads"),
+}
+
+
+def collect_for_workload(api: KubeAPI, ns: str, alias: str, name: str) -> S.Snapshot:
+    from ..checks.workload import pods_of, resolve_kind
+
+    kind = resolve_kind(alias)
+    group, versions, plural = ("batch.volcano.sh", ("v1alpha1",), "jobs") if alias == "vcjob" else WORKLOAD_APIS[kind]
+    c = LiveCollector(api)
+    c.generic("workload", group, versions, plural, kind, ns=ns, name=name)
+    if "workload" in c.snap.gaps:
+        raise _fatal(ApiFailure(None, c.snap.gaps["workload"].reason, c.snap.gaps["workload"].describe()), f"get {alias}/{name}")
+    obj = c.snap.find(kind, ns, name)
+    if obj is None:
+        raise TargetNotFound(f"{kind} {name!r} not found in namespace {ns}")
+    obj.kind = kind
+    if kind == "Deployment":
+        c.generic("owners", "apps", ("v1",), "replicasets", "ReplicaSet", ns=ns)
+    items = c._try(S.PODS, f"list pods in {ns}", "list", "pods",
+                   lambda: c.api.list(f"/api/v1/namespaces/{quote(ns)}/pods", "Pod"), namespace=ns)
+    c._add_all("Pod", items)
+    pods = pods_of(c.snap, obj, alias)
+    c.snap.pods = {p.key: p for p in pods}
+    c.events(ns, kind, name)
+    c.quotas(ns)
+    c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=ns)
+    waiting = [p for p in pods if not p.spec.nodeName or p.phase != "Running"]
+    if waiting:
+        c.nodes()
+        for p in waiting[:20]:
+            c.events(ns, "Pod", p.metadata.name, p.metadata.uid or None)
+        if S.NODES not in c.snap.gaps:
+            cands = sorted({n for p in waiting for n in candidate_nodes(c.snap, p)})
+            c.bound_pods(cands)
+        gpu_nodes, log_nodes = plugin_log_nodes(c.snap)
+        if gpu_nodes:
+            c.device_plugins(gpu_nodes, log_nodes)
+    return c.snap

@@ -1,0 +1,185 @@
+"""Findings, fixes, checks and the diagnosis document, plus the registry of codes.
+
+The registry below is the one table of finding codes (popeye style): every code a
+check may emit is listed here with its default severity, the section of
+``shared/spec/findings.md`` it belongs to and a one-line title. A test fails when a
+code lacks a runbook (``docs/runbooks/CODE.md``) or a runbook names no code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Severity(str, Enum):
+    BLOCKER = "blocker"
+    CRITICAL = "critical"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def weight(self) -> int:
+        return {"blocker": 0, "critical": 1, "warning": 2, "info": 3}[self.value]
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    code: str
+    severity: Severity
+    section: str
+    title: str
+
+
+def _codes(section: str, rows: list[tuple[str, Severity, str]]) -> dict[str, CodeInfo]:
+    return {code: CodeInfo(code, sev, section, title) for code, sev, title in rows}
+
+
+B, C, W, I = Severity.BLOCKER, Severity.CRITICAL, Severity.WARNING, Severity.INFO
+
+CODES: dict[str, CodeInfo] = {
+    **_codes("scheduling", [
+        ("unknown-resource-name", B, "The pod requests a resource no node advertises"),
+        ("device-plugin-not-running", B, "GPU nodes advertise no GPUs: the device plugin is missing or down"),
+        ("nvml-init-failed", B, "The device plugin cannot initialise NVML on the node"),
+        ("insufficient-gpu", B, "Not enough free GPUs on the nodes the pod may use"),
+        ("gpu-fragmentation", B, "Enough free GPUs in total, but no single node has enough"),
+        ("untolerated-taint", B, "Nodes with free GPUs carry a taint the pod does not tolerate"),
+        ("node-selector-mismatch", B, "The pod's nodeSelector excludes the nodes with free GPUs"),
+        ("node-affinity-mismatch", B, "Required node affinity excludes the nodes with free GPUs"),
+        ("node-unschedulable", B, "The nodes with free GPUs are cordoned"),
+        ("node-not-ready", B, "The nodes with free GPUs are NotReady or unreachable"),
+        ("insufficient-cpu", B, "GPU nodes with free GPUs lack free CPU for the pod"),
+        ("insufficient-memory", B, "GPU nodes with free GPUs lack free memory for the pod"),
+        ("insufficient-resource", B, "GPU nodes with free GPUs lack another resource the pod requests"),
+        ("mig-profile-unavailable", B, "The requested MIG profile is not advertised or fully taken"),
+        ("sharing-resource-mismatch", B, "The pod asks for the shared/unshared twin of what nodes advertise"),
+        ("dra-claim-unallocatable", B, "A DRA ResourceClaim of the pod cannot be allocated"),
+        ("quota-exceeded", B, "A ResourceQuota blocks the pod"),
+        ("queue-not-admitted", B, "A queueing system (Kueue, Volcano, scheduling gates) holds the pod"),
+        ("preemption-in-progress", W, "The pod waits for preempted pods to leave its nominated node"),
+        ("scheduler-not-found", B, "No running scheduler serves the pod's schedulerName"),
+        ("volume-binding", B, "Volume constraints, not GPUs, block the pod"),
+        ("pod-topology-constraint", B, "Pod (anti-)affinity or topology spread excludes the nodes with free GPUs"),
+        ("autoscaler-no-scale-up", B, "The autoscaler will not add a node for this pod"),
+        ("scale-up-in-progress", I, "The autoscaler is adding a node for this pod"),
+        ("scheduling-in-progress", I, "The pod is new; the scheduler has not reported yet"),
+        ("pod-requests-no-gpu", I, "The pod requests no GPU resource"),
+    ]),
+    **_codes("node", [
+        ("gpu-unhealthy", C, "The device plugin marked GPUs unhealthy"),
+        ("gpu-count-mismatch", W, "A node advertises fewer GPUs than it has"),
+        ("xid-error", C, "Xid errors on the node's GPUs"),
+        ("ecc-uncorrectable", C, "Uncorrectable ECC errors or row-remapping failure"),
+    ]),
+    **_codes("runtime", [
+        ("runtime-class-missing", B, "The pod names a RuntimeClass that does not exist or has no handler"),
+    ]),
+}
+
+SCHEDULING_CODES = [c for c, info in CODES.items() if info.section == "scheduling"]
+
+
+def runbook_ref(code: str) -> str:
+    return f"gpuctl runbook {code}"
+
+
+@dataclass
+class Fix:
+    summary: str
+    commands: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary, "commands": list(self.commands)}
+
+
+@dataclass
+class Finding:
+    """One cause the diagnosis names. ``code`` must be a key of ``CODES``."""
+
+    code: str
+    summary: str
+    evidence: list[str] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    fixes: list[Fix] = field(default_factory=list)
+    severity: Severity | None = None
+    # Ranking hints set by checks: a root cause whose fix alone lets the pod run
+    # ranks first; ``unblocks`` counts nodes that would fit once it is fixed;
+    # ``disruption`` orders fixes (0 = edit the pod, 3 = change hardware).
+    root_cause: bool = False
+    unblocks: int = 0
+    disruption: int = 1
+    symptom_of: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise ValueError(f"unknown finding code {self.code!r}")
+        if self.severity is None:
+            self.severity = CODES[self.code].severity
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity.value,  # type: ignore[union-attr]
+            "summary": self.summary,
+            "evidence": list(self.evidence),
+            "nodes": list(self.nodes),
+            "fixes": [f.to_dict() for f in self.fixes],
+            "runbook": runbook_ref(self.code),
+        }
+        if self.symptom_of:
+            d["symptomOf"] = self.symptom_of
+        return d
+
+
+class Status(str, Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+@dataclass
+class CheckResult:
+    name: str
+    status: Status
+    detail: str = ""
+    # Whether the verdict depends on this check: a skipped essential check makes
+    # an otherwise clean diagnosis ``inconclusive``.
+    essential: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status.value, "detail": self.detail}
+
+
+VERDICTS = ("blocked", "failing", "at-risk", "healthy", "inconclusive")
+
+
+@dataclass
+class Diagnosis:
+    target: dict[str, Any]
+    verdict: str
+    findings: list[Finding]
+    checks: list[CheckResult]
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if self.verdict == "inconclusive":
+            return 1
+        if any(f.severity in (Severity.BLOCKER, Severity.CRITICAL, Severity.WARNING) for f in self.findings):
+            return 1
+        return 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "gpuctl/diagnosis/v1",
+            "target": self.target,
+            "verdict": self.verdict,
+            "findings": [f.to_dict() for f in self.findings],
+            "checks": [c.to_dict() for c in self.checks],
+            "nodes": self.nodes,
+            "notes": list(self.notes),
+        }

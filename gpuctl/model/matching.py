@@ -1,0 +1,138 @@
+"""Scheduling predicates, as the scheduler's plugins evaluate them.
+
+Pure functions over the slim records: taints vs tolerations (TaintToleration),
+``nodeSelector`` and required node affinity (NodeAffinity, including Gt/Lt and
+``matchFields``), label selectors for pod (anti-)affinity. Each mirrors the
+upstream plugin's semantics so the fit matrix agrees with the scheduler.
+"""
+
+from __future__ import annotations
+
+from .objects import LabelSelector, Node, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration
+
+SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
+
+# Taints Kubernetes itself sets for a node's state; they belong to the state's
+# finding code, never to untolerated-taint (shared/spec/findings.md, precedence).
+STATE_TAINTS = {
+    "node.kubernetes.io/not-ready": "node-not-ready",
+    "node.kubernetes.io/unreachable": "node-not-ready",
+    "node.kubernetes.io/unschedulable": "node-unschedulable",
+    "node.kubernetes.io/memory-pressure": "node-not-ready",
+    "node.kubernetes.io/disk-pressure": "node-not-ready",
+    "node.kubernetes.io/pid-pressure": "node-not-ready",
+    "node.kubernetes.io/network-unavailable": "node-not-ready",
+    "node.cloudprovider.kubernetes.io/uninitialized": "node-not-ready",
+    "node.cloudprovider.kubernetes.io/shutdown": "node-not-ready",
+}
+
+
+def tolerates(tol: Toleration, taint: Taint) -> bool:
+    """``Toleration.ToleratesTaint`` from k8s.io/api/core/v1/toleration.go."""
+    if tol.effect and tol.effect != taint.effect:
+        return False
+    op = tol.operator or "Equal"
+    if not tol.key:
+        # An empty key with operator Exists matches every taint.
+        return op == "Exists"
+    if tol.key != taint.key:
+        return False
+    if op == "Exists":
+        return True
+    if op == "Equal":
+        return (tol.value or "") == (taint.value or "")
+    return False
+
+
+def untolerated_taints(node: Node, tolerations: list[Toleration]) -> list[Taint]:
+    return [
+        t for t in node.spec.taints
+        if t.effect in SCHEDULING_EFFECTS and not any(tolerates(tol, t) for tol in tolerations)
+    ]
+
+
+def taint_text(t: Taint) -> str:
+    return f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def requirement_matches(req: NodeSelectorRequirement, value: str | None) -> bool:
+    op = req.operator
+    if op == "In":
+        return value is not None and value in req.values
+    if op == "NotIn":
+        return value is None or value not in req.values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if op in ("Gt", "Lt"):
+        if value is None or len(req.values) != 1:
+            return False
+        a, b = _int(value), _int(req.values[0])
+        if a is None or b is None:
+            return False
+        return a > b if op == "Gt" else a < b
+    return False
+
+
+def term_matches(term: NodeSelectorTerm, node: Node) -> bool:
+    """All expressions and fields of one term (AND); an empty term matches nothing."""
+    if not term.matchExpressions and not term.matchFields:
+        return False
+    labels = node.metadata.labels
+    for req in term.matchExpressions:
+        if not requirement_matches(req, labels.get(req.key)):
+            return False
+    for req in term.matchFields:
+        # The only supported field is metadata.name.
+        value = node.metadata.name if req.key == "metadata.name" else None
+        if not requirement_matches(req, value):
+            return False
+    return True
+
+
+def node_selector_mismatches(selector: dict[str, str], node: Node) -> dict[str, str | None]:
+    """The nodeSelector keys the node does not satisfy, with the node's value (None: absent)."""
+    labels = node.metadata.labels
+    return {k: labels.get(k) for k, v in selector.items() if labels.get(k) != v}
+
+
+def required_affinity_matches(terms: list[NodeSelectorTerm], node: Node) -> bool:
+    """Terms are ORed; no terms means no constraint."""
+    if not terms:
+        return True
+    return any(term_matches(t, node) for t in terms)
+
+
+def describe_requirement(req: NodeSelectorRequirement) -> str:
+    if req.operator in ("Exists", "DoesNotExist"):
+        return f"{req.key} {req.operator}"
+    return f"{req.key} {req.operator} ({', '.join(req.values)})"
+
+
+def label_selector_matches(sel: LabelSelector | None, labels: dict[str, str]) -> bool:
+    """metav1.LabelSelector: a nil selector matches nothing, an empty one everything."""
+    if sel is None:
+        return False
+    for k, v in sel.matchLabels.items():
+        if labels.get(k) != v:
+            return False
+    for req in sel.matchExpressions:
+        value = labels.get(req.key)
+        op = req.operator
+        if op == "In" and (value is None or value not in req.values):
+            return False
+        if op == "NotIn" and value is not None and value in req.values:
+            return False
+        if op == "Exists" and value is None:
+            return False
+        if op == "DoesNotExist" and value is not None:
+            return False
+    return True

@@ -1,0 +1,58 @@
+"""Effective resource requests of a pod, as the scheduler computes them.
+
+Kubernetes' rule (KEP-753 sidecars; ``resourcehelper.PodRequests``): the pod needs
+the larger of
+  * each regular init container's request plus the sidecars started before it, and
+  * the sum of the app containers plus all sidecars,
+plus ``spec.overhead``. For extended resources (GPUs) the API server defaults a
+missing request to the limit, and snapshots pasted by hand may only carry limits,
+so a container's request of a resource falls back to its limit.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from .objects import Container, Pod
+from .quantity import parse_quantity
+
+
+def container_requests(c: Container) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name, value in c.resources.limits.items():
+        out[name] = parse_quantity(value)
+    for name, value in c.resources.requests.items():
+        out[name] = parse_quantity(value)
+    return out
+
+
+def pod_requests(pod: Pod) -> dict[str, float]:
+    """Effective requests of every resource (cpu in cores, memory in bytes, devices as counts)."""
+    apps: dict[str, float] = defaultdict(float)
+    for c in pod.spec.containers:
+        for k, v in container_requests(c).items():
+            apps[k] += v
+    sidecars: dict[str, float] = defaultdict(float)
+    init_peak: dict[str, float] = defaultdict(float)
+    for c in pod.spec.initContainers:
+        req = container_requests(c)
+        if c.restartPolicy == "Always":
+            for k, v in req.items():
+                sidecars[k] += v
+        else:
+            for k, v in req.items():
+                init_peak[k] = max(init_peak[k], v + sidecars[k])
+    total: dict[str, float] = {}
+    for k in set(apps) | set(sidecars) | set(init_peak):
+        total[k] = max(apps[k] + sidecars[k], init_peak[k])
+    for k, v in pod.spec.overhead.items():
+        total[k] = total.get(k, 0.0) + parse_quantity(v)
+    return {k: v for k, v in total.items() if v > 0}
+
+
+def sum_requests(pods) -> dict[str, float]:
+    total: dict[str, float] = defaultdict(float)
+    for p in pods:
+        for k, v in pod_requests(p).items():
+            total[k] += v
+    return dict(total)

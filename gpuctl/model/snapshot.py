@@ -1,0 +1,213 @@
+"""The snapshot: everything a command knows about the cluster, as slim records.
+
+A live run (gpuctl/collect/kube.py) and a ``--snapshot`` run (gpuctl/collect/files.py)
+fill the same :class:`Snapshot`. Checks read it and never call the cluster.
+
+What could not be read is as important as what was: every data set a check may
+depend on is either present or has a :class:`Gap` saying why not (403 with the RBAC
+verb and resource that would allow it, 404, timeout, unreachable, absent from the
+snapshot file). The engine turns a gap into a ``skipped`` check.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+from .objects import Event, GenericObject, Node, PersistentVolumeClaim, Pod, ResourceQuota, RuntimeClass, StorageClass
+
+# Data sets checks may depend on (the keys of Snapshot.gaps).
+NODES = "nodes"
+PODS = "pods"              # non-terminated pods bound to the candidate nodes
+EVENTS = "events"          # events of the target
+QUOTAS = "resourcequotas"
+DEVICE_PLUGINS = "device-plugin-pods"
+PVCS = "persistentvolumeclaims"
+RUNTIMECLASSES = "runtimeclasses"
+QUEUES = "queues"
+DRA = "dra"
+LOGS = "logs"
+
+
+@dataclass
+class Gap:
+    """Why a data set is missing: what request failed and how to unlock it."""
+
+    what: str                      # "list nodes (cluster-wide)"
+    reason: str                    # forbidden | not-found | unreachable | timeout | error | absent | unauthorized
+    detail: str = ""
+    verb: Optional[str] = None     # RBAC verb that would allow it (for 403)
+    resource: Optional[str] = None
+    namespace: Optional[str] = None
+    group: str = ""
+
+    def describe(self) -> str:
+        if self.reason == "forbidden":
+            scope = f"in namespace {self.namespace}" if self.namespace else "cluster-wide"
+            group = f" (API group {self.group})" if self.group else ""
+            return f"{self.what}: forbidden; needs RBAC verb '{self.verb}' on '{self.resource}'{group} {scope}"
+        if self.reason == "absent":
+            return f"{self.what}: {self.detail or 'not in the snapshot'}"
+        return f"{self.what}: {self.reason}" + (f" ({self.detail})" if self.detail else "")
+
+
+def parse_time(text: Optional[str]) -> Optional[dt.datetime]:
+    if not text:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+class LogStore:
+    """Container logs: fetched up front by the live collector, or read on demand
+    from ``logs/<ns>/<pod>/<container>[.previous].log`` in a snapshot directory."""
+
+    def __init__(self, loader: Optional[Callable[[str, str, str, bool], Optional[str]]] = None):
+        self._logs: dict[tuple[str, str, str, bool], str] = {}
+        self._loader = loader
+
+    def put(self, ns: str, pod: str, container: str, previous: bool, text: str) -> None:
+        self._logs[(ns, pod, container, previous)] = text
+
+    def get(self, ns: str, pod: str, container: str, previous: bool = False) -> Optional[str]:
+        key = (ns, pod, container, previous)
+        if key not in self._logs and self._loader is not None:
+            text = self._loader(*key)
+            if text is None:
+                return None
+            self._logs[key] = text
+        return self._logs.get(key)
+
+    def keys(self) -> Iterable[tuple[str, str, str, bool]]:
+        return self._logs.keys()
+
+
+@dataclass
+class Snapshot:
+    source: str = "snapshot"                  # "live" | "snapshot"
+    captured_at: Optional[dt.datetime] = None
+    context: Optional[str] = None
+    nodes: dict[str, Node] = field(default_factory=dict)
+    pods: dict[str, Pod] = field(default_factory=dict)          # "ns/name" -> Pod
+    events: list[Event] = field(default_factory=list)
+    quotas: list[ResourceQuota] = field(default_factory=list)
+    pvcs: dict[str, PersistentVolumeClaim] = field(default_factory=dict)
+    storage_classes: dict[str, StorageClass] = field(default_factory=dict)
+    runtime_classes: dict[str, RuntimeClass] = field(default_factory=dict)
+    generic: dict[str, list[GenericObject]] = field(default_factory=dict)
+    logs: LogStore = field(default_factory=LogStore)
+    metrics: dict[str, str] = field(default_factory=dict)        # node -> Prometheus text
+    probes: dict[str, Any] = field(default_factory=dict)         # node -> probe JSON
+    gaps: dict[str, Gap] = field(default_factory=dict)
+    malformed: list[str] = field(default_factory=list)
+    # Nodes whose bound pods are all known (None: every node's).
+    pods_known_for: Optional[set[str]] = None
+    # For a live run: the request that failed for logs, keyed "ns/pod/container".
+    log_gaps: dict[str, Gap] = field(default_factory=dict)
+
+    # ------------------------------------------------------------ adding records
+    def add(self, kind: str, rec: Any) -> None:
+        if kind == "Node":
+            self.nodes[rec.metadata.name] = rec
+        elif kind == "Pod":
+            self.pods[f"{rec.metadata.namespace}/{rec.metadata.name}"] = rec
+        elif kind == "Event":
+            self.events.append(rec)
+        elif kind == "ResourceQuota":
+            self.quotas.append(rec)
+        elif kind == "PersistentVolumeClaim":
+            self.pvcs[f"{rec.metadata.namespace}/{rec.metadata.name}"] = rec
+        elif kind == "StorageClass":
+            self.storage_classes[rec.metadata.name] = rec
+        elif kind == "RuntimeClass":
+            self.runtime_classes[rec.metadata.name] = rec
+        else:
+            self.generic.setdefault(kind, []).append(rec)
+
+    def gap(self, key: str) -> Optional[Gap]:
+        return self.gaps.get(key)
+
+    # ------------------------------------------------------------ lookups
+    def objects(self, kind: str) -> list[GenericObject]:
+        return self.generic.get(kind, [])
+
+    def find(self, kind: str, namespace: Optional[str], name: str) -> Optional[Any]:
+        kind_l = kind.lower()
+        for k, objs in self.generic.items():
+            if k.lower() != kind_l:
+                continue
+            for o in objs:
+                if o.metadata.name == name and (namespace is None or o.metadata.namespace in (namespace, None)):
+                    return o
+        return None
+
+    def pods_on(self, node: str) -> list[Pod]:
+        return [p for p in self.pods.values() if p.spec.nodeName == node and not p.terminated]
+
+    def pods_by_node(self) -> dict[str, list[Pod]]:
+        out: dict[str, list[Pod]] = {}
+        for p in self.pods.values():
+            if p.spec.nodeName and not p.terminated:
+                out.setdefault(p.spec.nodeName, []).append(p)
+        return out
+
+    def events_for(self, kind: str, namespace: Optional[str], name: str, uid: Optional[str] = None) -> list[Event]:
+        out = []
+        for e in self.events:
+            io = e.involvedObject
+            if io.kind != kind or io.name != name:
+                continue
+            if namespace is not None and (io.namespace or e.metadata.namespace) not in (namespace, None):
+                continue
+            if uid and io.uid and io.uid != uid:
+                continue
+            out.append(e)
+        out.sort(key=lambda e: e.last_seen or "")
+        return out
+
+    # ------------------------------------------------------------ time
+    _now: Optional[dt.datetime] = None
+
+    def now(self) -> dt.datetime:
+        """"Now" for ages: capturedAt, else the newest timestamp in the snapshot
+        (never a deletionTimestamp, which lies in the future); live: the clock."""
+        if self.captured_at is not None:
+            return self.captured_at
+        if self._now is None:
+            newest: Optional[dt.datetime] = None
+
+            def see(text: Optional[str]) -> None:
+                nonlocal newest
+                t = parse_time(text)
+                if t is not None and (newest is None or t > newest):
+                    newest = t
+
+            for n in self.nodes.values():
+                see(n.metadata.creationTimestamp)
+                for c in n.status.conditions:
+                    see(c.lastTransitionTime)
+                    see(c.lastHeartbeatTime)
+            for p in self.pods.values():
+                see(p.metadata.creationTimestamp)
+                for c in p.status.conditions:
+                    see(c.lastTransitionTime)
+                for cs in p.status.containerStatuses:
+                    for st in (cs.state, cs.lastState):
+                        if st and st.running:
+                            see(st.running.startedAt)
+                        if st and st.terminated:
+                            see(st.terminated.finishedAt)
+            for e in self.events:
+                see(e.last_seen)
+            self._now = newest or dt.datetime.now(dt.timezone.utc)
+        return self._now
+
+    def age_seconds(self, text: Optional[str]) -> Optional[float]:
+        t = parse_time(text)
+        if t is None:
+            return None
+        return max(0.0, (self.now() - t).total_seconds())

@@ -1,0 +1,37 @@
+"""Cluster text is untrusted: event messages, logs, labels and names may carry
+terminal escape sequences (CSI, OSC — which can retitle a terminal or hide text),
+other control characters, or Rich markup. ``clean`` removes the former; renderers
+build ``rich.text.Text`` objects (never markup strings) so the latter prints literally."""
+
+from __future__ import annotations
+
+import re
+
+# ESC [ ... final byte (CSI), ESC ] ... BEL or ESC \ (OSC), ESC P/X/^/_ ... ST, lone ESC + char, C1 controls.
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b.?"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(text: object) -> str:
+    """Printable text: escape sequences and control characters removed (\\n and \\t kept)."""
+    s = text if isinstance(text, str) else str(text)
+    s = _ANSI.sub("", s)
+    s = _CONTROL.sub("", s)
+    return s
+
+
+def clean_data(obj: object) -> object:
+    """The same, recursively, for JSON/YAML documents."""
+    if isinstance(obj, str):
+        return clean(obj)
+    if isinstance(obj, list):
+        return [clean_data(x) for x in obj]
+    if isinstance(obj, dict):
+        return {clean(k) if isinstance(k, str) else k: clean_data(v) for k, v in obj.items()}
+    return obj
