@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from typing import Iterable, Optional
 
-from ..findings import Finding, Fix
+from ..findings import Finding, Fix, Severity
 from ..model.matching import taint_text
 from ..model.quantity import format_quantity
 from ..model.snapshot import DEVICE_PLUGINS, NODES, PODS
@@ -442,6 +442,11 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
         for cause in ("device-plugin-not-running", "nvml-init-failed", "gpu-unhealthy"):
             if cause in emitted and sole(cause):
                 symptom = cause
+        severity = None
+        freeing = _freed_by_preemption(ctx, r)
+        if freeing is not None and freeing >= q:
+            symptom, severity = "preemption-in-progress", Severity.INFO
+            summary += f" (resolving: preemption on {ctx.pod.status.nominatedNodeName} frees {format_quantity(r, freeing)})"
         busy = [name for _, name in sorted(((f.free.get(r, 0.0), f.name) for f in pool), reverse=True)[:2]]
         fixes = []
         if code == "gpu-fragmentation":
@@ -457,10 +462,13 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
                 fixes.append(Fix("If this work is more important than what runs, give it a higher PriorityClass so the scheduler can preempt",
                                  ["kubectl get priorityclass"]))
         yield Finding(code, summary, evidence=evidence, nodes=_names(pool)[:20], root_cause=bool(eligible) and symptom is None,
-                      unblocks=0, disruption=DISRUPTION.get(code, 4), symptom_of=symptom, fixes=fixes)
+                      unblocks=0, disruption=DISRUPTION.get(code, 4), symptom_of=symptom, fixes=fixes, severity=severity)
 
-    # 5. Constraints on the nodes that have room.
+    # 5. Constraints on the nodes that have room. A pod that asks for no GPU is
+    # never told to tolerate the taint that reserves GPU nodes for GPU work.
     roomy = [f for f in fits if f.candidate and (f.enough_devices or not devices)]
+    if not ctx.gpu_requests:
+        roomy = [f for f in roomy if not (f.gpu_node and f.taints and all("gpu" in t.key.lower() for t in f.taints))]
     for code in PLACEMENT + NODE_RESOURCE:
         blocked = [f for f in roomy if code in f.reasons]
         if not blocked:
@@ -470,6 +478,21 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
         yield Finding(code, summary, evidence=_node_lines(alone or blocked, code) + ev.get(code, []),
                       nodes=_names(alone or blocked), root_cause=bool(alone), unblocks=len(alone),
                       disruption=DISRUPTION.get(code, 2), fixes=_fixes(ctx, code, alone or blocked))
+
+
+def _freed_by_preemption(ctx: PodContext, resource: str) -> Optional[float]:
+    """Free amount of ``resource`` on the nominated node once its terminating pods
+    (the preemption victims) are gone; None when no preemption is under way."""
+    node = ctx.pod.status.nominatedNodeName
+    fit = ctx.fit_by_name.get(node or "")
+    if fit is None:
+        return None
+    from ..model.requests import pod_requests
+
+    victims = [p for p in ctx.pods_by_node.get(node, []) if p.metadata.deletionTimestamp]
+    if not victims:
+        return None
+    return fit.free.get(resource, 0.0) + sum(pod_requests(p).get(resource, 0.0) for p in victims)
 
 
 def _constraint_summary(ctx: PodContext, code: str, blocked: list[NodeFit], alone: int, gpu: bool) -> str:

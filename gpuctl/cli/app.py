@@ -12,8 +12,24 @@ import os
 import sys
 from typing import Optional
 
-import click
 import typer
+
+try:  # Typer >= 0.2x vendors Click as typer._click; older releases use Click itself.
+    from typer._click import exceptions as click_exc
+except ImportError:  # pragma: no cover
+    from click import exceptions as click_exc
+
+
+class _Never(Exception):
+    """Stands in for an exception class this Typer/Click generation does not have."""
+
+
+# Exit codes requested by typer.Exit / ctx.exit(): typer.Exit is a RuntimeError
+# subclass and must never be swallowed by a generic handler.
+_EXITS = tuple({typer.Exit, getattr(click_exc, "Exit", typer.Exit)})
+_ABORT = tuple({getattr(typer, "Abort", _Never), getattr(click_exc, "Abort", _Never)})
+_CLICK_ERROR = getattr(click_exc, "ClickException", _Never)
+_USAGE_ERROR = getattr(click_exc, "UsageError", _Never)
 
 from .. import __version__
 from . import diagnose, runbook, snapshot
@@ -23,6 +39,7 @@ app = typer.Typer(
     help="Why won't my GPU pod run? A ranked diagnosis for GPU workloads on Kubernetes.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -66,14 +83,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         rv = app(args=args, prog_name=prog, standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
-    except click.exceptions.Exit as e:
+    except _EXITS as e:
         code = e.exit_code
-    except click.exceptions.Abort:
+    except _ABORT:
         _error("aborted")
         code = 130
-    except click.exceptions.ClickException as e:  # usage errors: Click's usage line, then one line
+    except _CLICK_ERROR as e:  # usage errors: Click's usage line, then one line
         e.show()
-        code = 2 if isinstance(e, click.exceptions.UsageError) else e.exit_code
+        code = 2 if isinstance(e, _USAGE_ERROR) else e.exit_code
     except GpuctlError as e:
         if debug or os.environ.get("GPUCTL_DEBUG") == "1":
             raise

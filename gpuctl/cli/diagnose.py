@@ -8,7 +8,7 @@ from typing_extensions import Annotated
 from .common import (AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, NamespaceOpt, NoColorOpt, Output, OutputOpt,
                      SnapshotOpt, TimeoutOpt, TokenOpt, load_offline, set_debug)
 
-app = typer.Typer(help="Explain why a GPU pod or workload is not running, ranked, with fixes.", no_args_is_help=True)
+app = typer.Typer(help="Explain why a GPU pod or workload is not running, with fixes.", no_args_is_help=True, rich_markup_mode=None)
 
 
 @app.command("pod")

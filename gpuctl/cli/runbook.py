@@ -16,7 +16,7 @@ def runbook(
     no_color: NoColorOpt = False,
     debug: DebugOpt = False,
 ) -> int:
-    """List the finding codes, or show the runbook for one (rendered Markdown)."""
+    """List the finding codes, or show the runbook for one."""
     set_debug(debug)
     import sys
 

@@ -8,7 +8,7 @@ from typing_extensions import Annotated
 from .common import (AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, NamespaceOpt, SnapshotOpt, TimeoutOpt, TokenOpt,
                      set_debug)
 
-app = typer.Typer(help="Offline snapshots of a cluster for diagnosis later or elsewhere.", no_args_is_help=True)
+app = typer.Typer(help="Offline snapshots of a cluster for diagnosis later or elsewhere.", no_args_is_help=True, rich_markup_mode=None)
 
 
 @app.command("save")

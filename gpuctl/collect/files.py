@@ -181,7 +181,7 @@ def _iter_yaml_items(data: bytes, fname: str) -> Iterator[tuple[str, Any]]:
 def _object_label(raw: Any) -> str:
     """'Pod ml/x' for the error message about a malformed object, from whatever survives."""
     try:
-        d = json.loads(raw) if isinstance(raw, (bytes, msgspec.Raw)) else raw
+        d = msgspec.json.decode(raw) if isinstance(raw, (bytes, msgspec.Raw)) else raw
         md = d.get("metadata") or {}
         ns = md.get("namespace")
         return f"{d.get('kind', 'object')} {ns + '/' if ns else ''}{md.get('name', '?')}"

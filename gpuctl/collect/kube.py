@@ -93,8 +93,7 @@ class KubeAPI:
 
     # ------------------------------------------------------------ raw GET
     def get_bytes(self, path: str, query: Optional[dict[str, Any]] = None) -> bytes:
-        from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError, ProtocolError, ReadTimeoutError, MaxRetryError, NewConnectionError
+        from urllib3.exceptions import HTTPError, MaxRetryError, NewConnectionError, ProtocolError, ReadTimeoutError
 
         params = [(k, v) for k, v in (query or {}).items() if v not in (None, "")]
         delay = BACKOFF_BASE
@@ -102,14 +101,9 @@ class KubeAPI:
             self.log.count += 1
             self.log.paths.append(path)
             try:
-                resp = self.api_client.call_api(
-                    path, "GET", query_params=params,
-                    header_params={"Accept": "application/json", "Accept-Encoding": "gzip"},
-                    auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
-                    _request_timeout=(min(5.0, self.timeout), self.timeout))
-                return resp.data
-            except ApiException as e:
-                status = e.status or 0
+                return _transport_get(self.api_client, path, params, (min(5.0, self.timeout), self.timeout))
+            except _HTTPStatus as e:
+                status = e.status
                 retry_after = _retry_after(e)
                 if status in (429, 500, 502, 503, 504) and attempt < MAX_ATTEMPTS:
                     self._sleep(retry_after if retry_after is not None else delay)
@@ -207,6 +201,47 @@ class KubeAPI:
         return data.decode("utf-8", errors="replace")
 
 
+_HEADERS = {"Accept": "application/json", "Accept-Encoding": "gzip"}
+
+
+def _transport_get(api_client: Any, path: str, params: list[tuple[str, Any]], timeout: tuple[float, float]) -> bytes:
+    """One raw GET through the official client's transport and auth (token refresh
+    of exec plugins included), for both generations of the generated client:
+    kubernetes >= 33 (``param_serialize`` + ``call_api(method, url, …)``, which
+    returns an unread response and leaves status checks to the caller) and older
+    releases (``call_api(path, method, …, _preload_content=False)``, which raises)."""
+    from kubernetes.client.exceptions import ApiException
+
+    def status_error(status: int, body: Any, headers: Any) -> "_HTTPStatus":
+        return _HTTPStatus(status, body if isinstance(body, (bytes, str)) else b"", headers or {})
+
+    if hasattr(api_client, "param_serialize"):
+        method, url, headers, _body, _post = api_client.param_serialize(
+            "GET", path, query_params=params, header_params=dict(_HEADERS), auth_settings=["BearerToken"])
+        resp = api_client.call_api(method, url, header_params=headers, _request_timeout=timeout)
+        data = resp.read()
+        if not 200 <= resp.status <= 299:
+            raise status_error(resp.status, data, resp.headers)
+        return data
+    try:
+        resp = api_client.call_api(path, "GET", query_params=params, header_params=dict(_HEADERS),
+                                   auth_settings=["BearerToken"], _preload_content=False,
+                                   _return_http_data_only=True, _request_timeout=timeout)
+    except ApiException as e:
+        raise status_error(e.status or 0, e.body, e.headers) from None
+    return resp.data
+
+
+class _HTTPStatus(Exception):
+    """A non-2xx answer: status, body and headers, whatever the client generation."""
+
+    def __init__(self, status: int, body: Any, headers: Any):
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.body = body
+        self.headers = headers
+
+
 def _short(e: Any) -> str:
     text = str(e)
     if "Connection refused" in text:
@@ -230,7 +265,7 @@ def _failure(status: int, e: Any, path: str) -> ApiFailure:
     try:
         message = _status_dec.decode(e.body or b"{}").message
     except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
-        message = (e.reason or "")
+        message = ""
     reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 410: "gone"}.get(status, "error")
     return ApiFailure(status, reason, message or f"HTTP {status}")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import os
 from typing import Any, Callable, Optional
 from urllib.parse import quote
 
@@ -32,11 +33,16 @@ KUEUE_VERSIONS = ("v1beta1", "v1beta2")
 DRA_VERSIONS = ("v1", "v1beta2", "v1beta1")
 
 
+def now() -> dt.datetime:
+    """The clock, or GPUCTL_NOW (RFC 3339) for reproducible ages in docs and tests."""
+    fixed = S.parse_time(os.environ.get("GPUCTL_NOW"))
+    return fixed or dt.datetime.now(dt.timezone.utc)
+
+
 class LiveCollector:
     def __init__(self, api: KubeAPI):
         self.api = api
-        self.snap = S.Snapshot(source="live", context=api.context_name,
-                               captured_at=dt.datetime.now(dt.timezone.utc))
+        self.snap = S.Snapshot(source="live", context=api.context_name, captured_at=now())
 
     # ------------------------------------------------------------ plumbing
     def _try(self, key: str, what: str, verb: str, resource: str, fn: Callable[[], Any],
@@ -273,6 +279,10 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None)
         c.pvcs(ns, claims)
     if pod.spec.schedulingGates or "kueue.x-k8s.io/queue-name" in pod.metadata.labels:
         c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=ns)
+        owners = {o.uid for o in pod.metadata.ownerReferences} | {pod.metadata.uid}
+        for w in c.snap.objects("Workload"):
+            if any(o.uid in owners for o in w.metadata.ownerReferences):
+                c.events(ns, "Workload", w.metadata.name)
     group = pod.metadata.annotations.get("scheduling.k8s.io/group-name")
     if group:
         c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", ns=ns, name=group)

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, TextIO
+from typing import Any, Optional, TextIO
 
 from .safe import clean_data
 
 
-def dump_json(doc: Any, out: TextIO = sys.stdout) -> None:
+def dump_json(doc: Any, out: Optional[TextIO] = None) -> None:
+    out = out or sys.stdout
     out.write(json.dumps(clean_data(doc), indent=2, ensure_ascii=False))
     out.write("\n")
 
 
-def dump_yaml(doc: Any, out: TextIO = sys.stdout) -> None:
+def dump_yaml(doc: Any, out: Optional[TextIO] = None) -> None:
     import yaml
 
+    out = out or sys.stdout
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     out.write(yaml.dump(clean_data(doc), Dumper=dumper, sort_keys=False, allow_unicode=True, width=100))

@@ -1,0 +1,1 @@
+complete --command gpuctl --no-files --arguments "(env _GPUCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) gpuctl)" --condition "env _GPUCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) gpuctl"

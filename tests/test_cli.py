@@ -1,0 +1,131 @@
+"""The contract's exit codes and one-line errors, offline: bad input never gives a
+traceback, and hostile cluster text reaches the terminal harmlessly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import SCENARIOS, snapshot_of
+from gpuctl import __version__
+from gpuctl.errors import SourceError
+
+TAINT = SCENARIOS / "untolerated-taint"
+
+
+def _pod_of(scenario):
+    exp = json.loads((scenario / "expected.json").read_text())
+    return exp["pod"].split("/", 1)
+
+
+def test_version_and_help(cli):
+    r = cli("--version")
+    assert (r.code, r.out.strip()) == (0, f"gpuctl {__version__}")
+    assert cli("--help").code == 0
+    assert "diagnose" in cli("--help").out
+
+
+def test_usage_error_exits_2(cli):
+    r = cli("diagnose", "pod", "x", "--output", "xml")
+    assert r.code == 2
+    assert "Traceback" not in r.err
+
+
+def test_unknown_pod_exits_3_and_names_the_namespace_it_is_in(cli):
+    ns, name = _pod_of(TAINT)
+    r = cli("diagnose", "pod", name, "-n", "elsewhere", "--snapshot", str(snapshot_of(TAINT)))
+    assert r.code == 3
+    assert r.err.count("\n") == 1 and f"try -n {ns}" in r.err
+
+
+def test_unknown_pod_suggests_close_names(cli):
+    ns, name = _pod_of(TAINT)
+    r = cli("diagnose", "pod", name[:-1], "-n", ns, "--snapshot", str(snapshot_of(TAINT)))
+    assert r.code == 3 and f"did you mean {name}" in r.err
+
+
+def test_missing_snapshot_exits_4(cli, tmp_path):
+    r = cli("diagnose", "pod", "x", "--snapshot", str(tmp_path / "nope.json"))
+    assert r.code == 4 and "nope.json" in r.err and r.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b"{not json", "not valid JSON"),
+    (b'{"hello": "world"}', "holds no Kubernetes objects"),
+    (b"- a\n- : b: c\n", "not valid YAML"),
+])
+def test_unreadable_snapshot_exits_4_naming_the_file(cli, tmp_path, content, problem):
+    f = tmp_path / ("dump.yaml" if b"- a" in content else "dump.json")
+    f.write_bytes(content)
+    r = cli("diagnose", "pod", "x", "--snapshot", str(f))
+    assert r.code == 4, r.err
+    assert f.name in r.err and problem in r.err and "Traceback" not in r.err
+
+
+def test_malformed_object_is_reported_not_fatal(cli, tmp_path):
+    ns, name = _pod_of(TAINT)
+    doc = json.loads((snapshot_of(TAINT) / "cluster.json").read_text())
+    doc["items"].append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "broken-node"}, "spec": "oops"})
+    (tmp_path / "cluster.json").write_text(json.dumps(doc))
+    r = cli("diagnose", "pod", name, "-n", ns, "--snapshot", str(tmp_path / "cluster.json"), "-o", "json")
+    d = r.json()
+    assert d["findings"][0]["code"] == "untolerated-taint"
+    errors = [c for c in d["checks"] if c["status"] == "error"]
+    assert errors and "broken-node" in errors[0]["detail"]
+
+
+def test_debug_reraises(cli, tmp_path):
+    with pytest.raises(SourceError):
+        cli("diagnose", "pod", "x", "--snapshot", str(tmp_path / "nope"), "--debug")
+
+
+def test_plain_kubectl_dump_file_is_enough(cli, tmp_path):
+    """A single `kubectl get nodes,pods,events -A -o json` file, no logs or metadata."""
+    ns, name = _pod_of(TAINT)
+    data = json.loads((snapshot_of(TAINT) / "cluster.json").read_text())
+    data["items"] = [i for i in data["items"] if i["kind"] in ("Node", "Pod", "Event")]
+    (tmp_path / "dump.json").write_text(json.dumps(data))
+    r = cli("diagnose", "pod", name, "-n", ns, "--snapshot", str(tmp_path / "dump.json"), "-o", "json")
+    assert r.json()["findings"][0]["code"] == "untolerated-taint"
+
+
+def test_yaml_and_markdown_outputs(cli):
+    import yaml
+
+    ns, name = _pod_of(TAINT)
+    snap = str(snapshot_of(TAINT))
+    y = yaml.safe_load(cli("diagnose", "pod", name, "-n", ns, "--snapshot", snap, "-o", "yaml").out)
+    assert y["schema"] == "gpuctl/diagnosis/v1" and y["findings"][0]["code"] == "untolerated-taint"
+    md = cli("diagnose", "pod", name, "-n", ns, "--snapshot", snap, "-o", "markdown").out
+    assert md.startswith("## gpuctl diagnosis") and "`untolerated-taint`" in md and "```" in md
+
+
+def test_wide_shows_the_fit_matrix(cli):
+    ns, name = _pod_of(TAINT)
+    r = cli("diagnose", "pod", name, "-n", ns, "--snapshot", str(snapshot_of(TAINT)), "-o", "wide")
+    assert "Per-node fit" in r.out and "untolerated-taint" in r.out
+
+
+def test_hostile_cluster_text_is_shown_literally(cli, tmp_path):
+    ns, name = _pod_of(TAINT)
+    doc = json.loads((snapshot_of(TAINT) / "cluster.json").read_text())
+    for item in doc["items"]:
+        if item["kind"] == "Node":
+            for t in item.get("spec", {}).get("taints", []):
+                if t["key"] not in ("node.kubernetes.io/unschedulable",):
+                    t["value"] = "[bold red]pwn[/]\x1b[2J\x1b]0;owned\x07"
+    (tmp_path / "cluster.json").write_text(json.dumps(doc))
+    r = cli("diagnose", "pod", name, "-n", ns, "--snapshot", str(tmp_path / "cluster.json"))
+    assert "\x1b" not in r.out and "\x07" not in r.out
+    assert "[bold red]pwn[/]" in r.out
+
+
+def test_runbook_command(cli):
+    r = cli("runbook", "untolerated-taint")
+    assert r.code == 0 and "untolerated-taint" in r.out
+    listing = cli("runbook", "-o", "json").json()
+    assert {x["code"] for x in listing["runbooks"]} >= {"gpu-fragmentation", "insufficient-gpu"}
+    assert all(x["runbook"] == "yes" for x in listing["runbooks"])
+    missing = cli("runbook", "untolerated-taints")
+    assert missing.code == 3 and "untolerated-taint" in missing.err

@@ -1,0 +1,115 @@
+"""The live path end to end: real kubeconfig, real kubernetes client, real HTTP
+against the local API server, with RBAC denials and faults injected."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+from conftest import SCENARIOS, snapshot_of
+from gpuctl.apiserver import Fault
+
+TAINT = SCENARIOS / "untolerated-taint"
+
+
+def _pod(scenario=TAINT):
+    return json.loads((scenario / "expected.json").read_text())["pod"].split("/", 1)
+
+
+def test_forbidden_nodes_degrade_to_inconclusive_with_the_rbac_rule(cli, serve):
+    ns, name = _pod()
+    srv, kc = serve(snapshot_of(TAINT))
+    srv.forbid("nodes", "list")
+    r = cli("diagnose", "pod", name, "-n", ns, "--kubeconfig", kc, "-o", "json")
+    assert r.code == 1, r.err
+    d = r.json()
+    assert d["verdict"] == "inconclusive"
+    skipped = [c for c in d["checks"] if c["status"] == "skipped"]
+    assert any("'list' on 'nodes'" in c["detail"] for c in skipped), skipped
+    assert d["findings"] and d["findings"][0]["code"] == "untolerated-taint"   # what the events alone support
+    assert "could not be read" in d["findings"][0]["summary"]
+
+
+def test_forbidden_device_plugin_listing_is_a_skipped_check(cli, serve):
+    ns, name = _pod()
+    srv, kc = serve(snapshot_of(TAINT))
+    srv.forbid("pods", "list")   # cluster-wide pod lists; the pod GET still works
+    r = cli("diagnose", "pod", name, "-n", ns, "--kubeconfig", kc, "-o", "json")
+    d = r.json()
+    assert d["verdict"] == "inconclusive"
+    assert any(c["status"] == "skipped" and "pods" in c["detail"] for c in d["checks"])
+
+
+def test_unknown_pod_live_names_its_namespace(cli, serve):
+    ns, name = _pod()
+    srv, kc = serve(snapshot_of(TAINT))
+    r = cli("diagnose", "pod", name, "-n", "nowhere", "--kubeconfig", kc)
+    assert r.code == 3 and f"try -n {ns}" in r.err
+
+
+def test_wrong_token_exits_4(cli, serve, tmp_path):
+    ns, name = _pod()
+    srv, _ = serve(snapshot_of(TAINT))
+    kc = srv.write_kubeconfig(str(tmp_path / "bad"), context="incident", user_token="wrong")
+    r = cli("diagnose", "pod", name, "-n", ns, "--kubeconfig", kc)
+    assert r.code == 4 and "401" in r.err and r.err.count("\n") == 1
+
+
+def test_unknown_context_exits_4_listing_contexts(cli, serve):
+    srv, kc = serve(snapshot_of(TAINT))
+    r = cli("diagnose", "pod", "x", "--kubeconfig", kc, "--context", "prod")
+    assert r.code == 4 and "incident" in r.err
+
+
+def test_unreachable_cluster_exits_4(cli, serve, tmp_path):
+    srv, kc = serve(snapshot_of(TAINT))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    text = open(kc).read().replace(srv.url, f"http://127.0.0.1:{port}")
+    (tmp_path / "dead").write_text(text)
+    r = cli("diagnose", "pod", "x", "--kubeconfig", str(tmp_path / "dead"), "--request-timeout", "2")
+    assert r.code == 4 and "cannot reach the API server" in r.err
+
+
+def test_throttling_is_retried_and_bounded(cli, serve):
+    ns, name = _pod()
+    srv, kc = serve(snapshot_of(TAINT))
+    srv.add_fault(Fault(path_regex="/events", status=429, times=1, headers={"Retry-After": "0"}))
+    srv.add_fault(Fault(path_regex="/api/v1/nodes", status=503, times=1))
+    r = cli("diagnose", "pod", name, "-n", ns, "--kubeconfig", kc, "-o", "json")
+    assert r.json()["findings"][0]["code"] == "untolerated-taint"
+    assert len(srv.requests) < 40
+
+
+def test_persistent_5xx_becomes_a_gap_not_a_crash(cli, serve):
+    ns, name = _pod()
+    srv, kc = serve(snapshot_of(TAINT))
+    srv.add_fault(Fault(path_regex="/api/v1/nodes", status=500, times=None))
+    r = cli("diagnose", "pod", name, "-n", ns, "--kubeconfig", kc, "-o", "json")
+    d = r.json()
+    assert d["verdict"] == "inconclusive"
+    node_calls = [x for x in srv.requests if x.path.startswith("/api/v1/nodes")]
+    assert len(node_calls) == 3   # bounded retries
+
+
+def test_paged_lists_restart_cleanly_after_410(cli, serve):
+    ns, name = _pod()
+    srv, kc = serve(snapshot_of(TAINT), page_size_cap=1)
+    srv.add_fault(Fault(path_regex="continue=", kind="gone", times=1))
+    live = cli("diagnose", "pod", name, "-n", ns, "--kubeconfig", kc, "-o", "json").json()
+    offline = cli("diagnose", "pod", name, "-n", ns, "--snapshot", str(snapshot_of(TAINT)), "-o", "json").json()
+    assert live["nodes"] == offline["nodes"] and live["findings"] == offline["findings"]
+    assert any(r.status == 410 for r in srv.requests)
+    assert any("continue" in r.query for r in srv.requests)
+
+
+def test_requests_ask_for_gzip_and_only_what_is_needed(cli, serve):
+    ns, name = _pod()
+    srv, kc = serve(snapshot_of(TAINT))
+    cli("diagnose", "pod", name, "-n", ns, "--kubeconfig", kc, "-o", "json")
+    assert all("gzip" in (r.headers.get("accept-encoding") or r.headers.get("Accept-Encoding") or "") for r in srv.requests)
+    paths = {r.path for r in srv.requests}
+    assert not any("/secrets" in p or "/configmaps" in p for p in paths)
+    ev = [r for r in srv.requests if r.path.endswith("/events")]
+    assert ev and all("involvedObject.name" in r.query["fieldSelector"][0] for r in ev)
