@@ -113,3 +113,45 @@ def test_requests_ask_for_gzip_and_only_what_is_needed(cli, serve):
     assert not any("/secrets" in p or "/configmaps" in p for p in paths)
     ev = [r for r in srv.requests if r.path.endswith("/events")]
     assert ev and all("involvedObject.name" in r.query["fieldSelector"][0] for r in ev)
+
+
+def _exec_kubeconfig(srv, tmp_path) -> str:
+    """A kubeconfig whose user runs an exec credential plugin (as EKS/GKE use)."""
+    plugin = tmp_path / "get-token.py"
+    plugin.write_text('import json\nprint(json.dumps({"apiVersion": "client.authentication.k8s.io/v1beta1", '
+                      '"kind": "ExecCredential", "status": {"token": "test-token"}}))\n')
+    import sys
+
+    cfg = {
+        "apiVersion": "v1", "kind": "Config", "current-context": "other",
+        "clusters": [{"name": "c", "cluster": {"server": srv.url}}],
+        "users": [{"name": "exec-user", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                                                         "command": sys.executable, "args": [str(plugin)],
+                                                         "interactiveMode": "Never"}}},
+                  {"name": "nobody", "user": {"token": "wrong"}}],
+        "contexts": [{"name": "incident", "context": {"cluster": "c", "user": "exec-user"}},
+                     {"name": "other", "context": {"cluster": "c", "user": "nobody"}}],
+    }
+    path = tmp_path / "exec-kubeconfig"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+def test_exec_credential_plugin_kubeconfig_env_and_context(cli, serve, tmp_path, monkeypatch):
+    ns, name = _pod()
+    srv, _ = serve(snapshot_of(TAINT))
+    monkeypatch.setenv("KUBECONFIG", _exec_kubeconfig(srv, tmp_path))
+    ok = cli("diagnose", "pod", name, "-n", ns, "--context", "incident", "-o", "json")
+    assert ok.code == 1 and ok.json()["findings"][0]["code"] == "untolerated-taint", ok.err
+    denied = cli("diagnose", "pod", name, "-n", ns)          # the current context's user is refused
+    assert denied.code == 4 and "401" in denied.err
+    auth = {r.headers.get("authorization") or r.headers.get("Authorization") for r in srv.requests if r.status == 200}
+    assert auth == {"Bearer test-token"}
+
+
+def test_namespace_defaults_to_the_contexts(cli, serve, tmp_path):
+    ns, name = _pod()
+    srv, _ = serve(snapshot_of(TAINT))
+    kc = srv.write_kubeconfig(str(tmp_path / "kc-ns"), context="incident", namespace=ns)
+    r = cli("diagnose", "pod", name, "--kubeconfig", kc, "-o", "json")
+    assert r.json()["target"]["namespace"] == ns

@@ -223,7 +223,7 @@ def _fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
                     [f"kubectl describe node {n}" for n in names[:2]]
                     + [f"kubectl debug node/{names[0]} -it --image=busybox -- chroot /host journalctl -u kubelet --since -30m"] if names else [])]
     if code in ("insufficient-cpu", "insufficient-memory", "insufficient-resource"):
-        res = {"insufficient-cpu": "cpu", "insufficient-memory": "memory"}.get(code, "resources")
+        res = {"insufficient-cpu": "cpu", "insufficient-memory": "memory"}.get(code) or _lacking(fits, code)
         return [
             Fix(f"Lower the pod's {res} request so it fits the free {res} of a GPU node", [f"{_kubectl(ctx)} edit {ref}"]),
             Fix("See which pods hold the node's resources; keep non-GPU pods off GPU nodes with a taint",
@@ -495,6 +495,12 @@ def _freed_by_preemption(ctx: PodContext, resource: str) -> Optional[float]:
     return fit.free.get(resource, 0.0) + sum(pod_requests(p).get(resource, 0.0) for p in victims)
 
 
+def _lacking(fits: list[NodeFit], code: str) -> str:
+    """The resources named in the nodes' details ("node/x ephemeral-storage: …")."""
+    names = sorted({d.split(" ", 2)[1].rstrip(":") for f in fits for d in f.details.get(code, []) if d.count(" ") >= 2})
+    return ", ".join(names) or "resources"
+
+
 def _constraint_summary(ctx: PodContext, code: str, blocked: list[NodeFit], alone: int, gpu: bool) -> str:
     n = len(blocked)
     room = "enough free GPUs" if gpu else "room for the pod"
@@ -507,7 +513,7 @@ def _constraint_summary(ctx: PodContext, code: str, blocked: list[NodeFit], alon
         "pod-topology-constraint": "are excluded by the pod's required anti-affinity",
         "insufficient-cpu": "lack free CPU for the pod",
         "insufficient-memory": "lack free memory for the pod",
-        "insufficient-resource": "lack another resource the pod requests",
+        "insufficient-resource": f"lack free {_lacking(blocked, code)} for the pod",
     }[code]
     tail = f"; fixing this alone frees {_plural(alone, 'node')}" if alone else ""
     verb_nodes = "node with " + room if n == 1 else "nodes with " + room
