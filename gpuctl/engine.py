@@ -144,7 +144,8 @@ def find_pod(snap: Snapshot, namespace: str, name: str) -> Pod:
 
 def pod_target(ctx: PodContext) -> dict[str, Any]:
     pod = ctx.pod
-    req = {r: (int(q) if q == int(q) else q) for r, q in ctx.device_requests.items()}
+    ordered = sorted(ctx.device_requests.items(), key=lambda kv: (kv[0] not in ctx.gpu_requests, kv[0]))
+    req = {r: (int(q) if q == int(q) else q) for r, q in ordered}
     age = ctx.age_seconds
     return {
         "kind": "Pod", "namespace": ctx.ns, "name": ctx.name, "phase": pod.phase,

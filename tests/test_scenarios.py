@@ -84,3 +84,14 @@ def test_table_golden(cli, scenario, update_golden):
         golden.write_text(r.out)
     assert golden.exists(), f"no golden file {golden}; run pytest --update-golden"
     assert r.out == golden.read_text(), f"table output changed; rerun with --update-golden if intended ({golden})"
+
+
+def test_every_scheduling_and_runtime_code_has_a_scenario():
+    from gpuctl.findings import CODES
+
+    covered = set()
+    for s in SCENARIOS:
+        exp = expected_of(s)
+        covered |= {exp["top_code"], *exp.get("codes", [])}
+    wanted = {c for c, info in CODES.items() if info.section in ("scheduling", "runtime")}
+    assert wanted - covered == set()

@@ -180,7 +180,7 @@ class PodContext:
         """resource -> nodes with capacity or allocatable above zero."""
         out: dict[str, list[str]] = {}
         for n in self.nodes:
-            for r in set(n.status.capacity) | set(n.status.allocatable):
+            for r in dict.fromkeys([*n.status.capacity, *n.status.allocatable]):
                 if is_extended(r) and (_num(n.status.capacity.get(r, 0)) > 0 or _num(n.status.allocatable.get(r, 0)) > 0):
                     out.setdefault(r, []).append(n.metadata.name)
         return out
@@ -193,7 +193,7 @@ class PodContext:
         return catalog.node_has_gpus(node.metadata.labels)
 
     def advertises_vendor(self, node: Node, prefix: str) -> bool:
-        for r in set(node.status.capacity) | set(node.status.allocatable):
+        for r in dict.fromkeys([*node.status.capacity, *node.status.allocatable]):
             if r.startswith(prefix) and catalog.is_gpu_resource(r) and (
                 _num(node.status.capacity.get(r, 0)) > 0 or _num(node.status.allocatable.get(r, 0)) > 0
             ):

@@ -43,7 +43,7 @@ def pod_requests(pod: Pod) -> dict[str, float]:
             for k, v in req.items():
                 init_peak[k] = max(init_peak[k], v + sidecars[k])
     total: dict[str, float] = {}
-    for k in set(apps) | set(sidecars) | set(init_peak):
+    for k in dict.fromkeys([*apps, *sidecars, *init_peak]):  # deterministic: order of first appearance
         total[k] = max(apps[k] + sidecars[k], init_peak[k])
     for k, v in pod.spec.overhead.items():
         total[k] = total.get(k, 0.0) + parse_quantity(v)
