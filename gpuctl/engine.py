@@ -25,14 +25,6 @@ from .findings import CheckResult, Diagnosis, Finding, Severity, Status
 from .model.objects import Pod
 from .model.snapshot import Snapshot
 
-WORKLOAD_KINDS = {
-    "job": "Job", "jobs": "Job", "deployment": "Deployment", "deploy": "Deployment", "deployments": "Deployment",
-    "statefulset": "StatefulSet", "sts": "StatefulSet", "replicaset": "ReplicaSet", "rs": "ReplicaSet",
-    "daemonset": "DaemonSet", "ds": "DaemonSet", "pytorchjob": "PyTorchJob", "mpijob": "MPIJob",
-    "jobset": "JobSet", "vcjob": "Job.batch.volcano.sh", "podgroup": "PodGroup", "workload": "Workload",
-}
-
-
 # ------------------------------------------------------------------ ranking
 
 
@@ -161,6 +153,11 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
     findings, results = run_checks(ctx, "pod")
     if ctx.bound:
         results.append(_runtime_check(ctx))
+    elif ctx.pending_unbound and not any(f.severity != Severity.INFO or f.code == "scheduling-in-progress" for f in findings):
+        age = ctx.age_seconds
+        results.append(CheckResult("cause-identified", Status.SKIPPED,
+                                   f"the pod has been Pending for {human_age(age)} and no check identified why; "
+                                   "look at its events and at the scheduler's logs", essential=True))
     for gap_key, gap in sorted(snap.gaps.items()):
         if not any(gap.describe() in r.detail for r in results):
             results.append(CheckResult(f"read {gap_key}", Status.SKIPPED, gap.describe(), essential=False))
@@ -176,7 +173,8 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
             nodes = []
     notes = []
     if verdict == "inconclusive":
-        notes.append("Some data the verdict depends on could not be read; the findings show what the rest supports.")
+        notes.append("The verdict is inconclusive: see the skipped checks for what could not be read or decided; "
+                     "the findings show what the rest supports.")
     return Diagnosis(target=pod_target(ctx), verdict=verdict, findings=ranked, checks=results, nodes=nodes, notes=notes)
 
 

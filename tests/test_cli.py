@@ -129,3 +129,35 @@ def test_runbook_command(cli):
     assert all(x["runbook"] == "yes" for x in listing["runbooks"])
     missing = cli("runbook", "untolerated-taints")
     assert missing.code == 3 and "untolerated-taint" in missing.err
+
+
+def test_pending_pod_with_no_identified_cause_is_inconclusive(cli, tmp_path):
+    """Events say 'untolerated taint' but the taints are gone now: the nodes fit,
+    nothing explains the wait, and gpuctl says so instead of 'healthy'."""
+    ns, name = _pod_of(TAINT)
+    doc = json.loads((snapshot_of(TAINT) / "cluster.json").read_text())
+    for item in doc["items"]:
+        if item["kind"] == "Node":
+            item["spec"].pop("taints", None)
+    (tmp_path / "cluster.json").write_text(json.dumps(doc))
+    r = cli("diagnose", "pod", name, "-n", ns, "--snapshot", str(tmp_path / "cluster.json"), "-o", "json")
+    d = r.json()
+    assert (r.code, d["verdict"]) == (1, "inconclusive")
+    assert any(c["name"] == "cause-identified" and c["status"] == "skipped" for c in d["checks"])
+
+
+def test_empty_list_files_do_not_spoil_a_directory_snapshot(cli, tmp_path):
+    import shutil
+
+    ns, name = _pod_of(TAINT)
+    shutil.copytree(snapshot_of(TAINT), tmp_path / "snap")
+    (tmp_path / "snap" / "resourcequotas.json").write_text('{"apiVersion": "v1", "kind": "List", "items": []}')
+    r = cli("diagnose", "pod", name, "-n", ns, "--snapshot", str(tmp_path / "snap"), "-o", "json")
+    assert r.json()["findings"][0]["code"] == "untolerated-taint"
+    (tmp_path / "only.json").write_text('{"apiVersion": "v1", "kind": "List", "items": []}')
+    assert cli("diagnose", "pod", name, "--snapshot", str(tmp_path / "only.json")).code == 4
+
+
+def test_runbook_as_json(cli):
+    d = cli("runbook", "gpu-fragmentation", "-o", "json").json()
+    assert d["code"] == "gpu-fragmentation" and d["markdown"].startswith("# gpu-fragmentation")

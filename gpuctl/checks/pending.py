@@ -13,13 +13,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from typing import Iterable, Optional
 
 from ..findings import Finding, Fix, Severity
-from ..model.matching import taint_text
+from ..model.matching import STATE_TAINTS, taint_text
 from ..model.quantity import format_quantity
+from ..model.requests import pod_requests
 from ..model.snapshot import DEVICE_PLUGINS, NODES, PODS
 from .base import check
 from .context import NodeFit, PodContext, is_mig, twin_of
@@ -65,6 +67,22 @@ def _kubectl(ctx: PodContext) -> str:
     return f"kubectl -n {ctx.ns}"
 
 
+GPU_CAPACITY_CMD = ("kubectl get nodes -o custom-columns='NAME:.metadata.name,"
+                    "GPU:.status.allocatable.nvidia\\.com/gpu,CORDONED:.spec.unschedulable'")
+
+
+def edit_commands(ctx: PodContext, change: str) -> list[str]:
+    """How to change the pod's spec: edit its controller's template, except where
+    the template is immutable (a Job, a bare pod) and the object must be re-created."""
+    ref = workload_ref(ctx)
+    kind, _, name = ref.partition("/")
+    if kind in ("job", "pod"):
+        why = "a Job's pod template is immutable" if kind == "job" else "most of a pod's spec is immutable"
+        return [f"{_kubectl(ctx)} get {ref} -o yaml > {name}.yaml   # {change}; {why}, so re-create it:",
+                f"kubectl replace --force -f {name}.yaml"]
+    return [f"{_kubectl(ctx)} edit {ref}   # {change}"]
+
+
 def _node_lines(fits: list[NodeFit], code: str) -> list[str]:
     lines = [d for f in fits[:MAX_EVIDENCE_NODES] for d in f.details.get(code, [])[:2]]
     if len(fits) > MAX_EVIDENCE_NODES:
@@ -94,7 +112,6 @@ def event_codes(ctx: PodContext) -> dict[str, list[str]]:
             continue
         code = resolve_rule(ctx, rc.code, rc.resource)
         if rc.code == "untolerated-taint" and rc.taint_key:
-            from ..model.matching import STATE_TAINTS
             code = STATE_TAINTS.get(rc.taint_key, code)
         out.setdefault(code, []).append(
             f"scheduler ({src}): {rc.count} of {fe.total_nodes} nodes: {rc.reason}")
@@ -164,12 +181,13 @@ def _taint_fixes(ctx: PodContext, fits: list[NodeFit]) -> list[Fix]:
             yaml_lines.append(f'  value: "{value}"')
         yaml_lines.append(f'  effect: "{effect}"')
         tol = {"key": key, "operator": op, "effect": effect, **({"value": value} if value else {})}
-        import json
         patch = json.dumps([{"op": "add", "path": "/spec/template/spec/tolerations/-", "value": tol}])
         ref = workload_ref(ctx)
         cmds = ["\n".join(yaml_lines)]
-        if ref.startswith("pod/"):
+        if ref.startswith("pod/"):   # tolerations may be added to a running pod
             cmds.append(f"{_kubectl(ctx)} patch {ref} --type=json -p '{patch.replace('/spec/template/spec', '/spec')}'")
+        elif ref.startswith("job/"):
+            cmds += edit_commands(ctx, "add the toleration under spec.template.spec.tolerations")
         else:
             cmds.append(f"{_kubectl(ctx)} patch {ref} --type=json -p '{patch}'")
         fixes.append(Fix(f"If the pod belongs on these nodes, tolerate {taint_text(t)} in {ref}'s pod spec "
@@ -193,7 +211,7 @@ def _selector_fix(ctx: PodContext, fits: list[NodeFit]) -> list[Fix]:
     have = ", ".join(f"{k}={v}" if v is not None else f"no {k} label" for (k, v), _ in node_vals.most_common(3))
     ref = workload_ref(ctx)
     fixes = [Fix(f"The nodes with room have {have}; the pod wants {wanted}. If those nodes are acceptable, "
-                 f"change the nodeSelector of {ref}", [f"{_kubectl(ctx)} edit {ref}"])]
+                 f"change the nodeSelector of {ref}", edit_commands(ctx, f"spec.nodeSelector: {wanted}"))]
     mislabelled = [f.name for f in fits if all(
         ctx.snap.nodes[f.name].metadata.labels.get(k) is None for k in keys)]
     if mislabelled:
@@ -212,7 +230,7 @@ def _fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
         return _selector_fix(ctx, fits)
     if code == "node-affinity-mismatch":
         return [Fix(f"Relax the required node affinity of {ref} so it admits {', '.join(names[:3])}, "
-                    "or label the intended nodes to match it", [f"{_kubectl(ctx)} edit {ref}",
+                    "or label the intended nodes to match it", [*edit_commands(ctx, "required node affinity"),
                                                                  f"kubectl get node {names[0]} --show-labels" if names else "kubectl get nodes --show-labels"])]
     if code == "node-unschedulable":
         return [Fix("Check why the node was cordoned (maintenance, drain, a health controller), then uncordon it",
@@ -225,7 +243,7 @@ def _fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
     if code in ("insufficient-cpu", "insufficient-memory", "insufficient-resource"):
         res = {"insufficient-cpu": "cpu", "insufficient-memory": "memory"}.get(code) or _lacking(fits, code)
         return [
-            Fix(f"Lower the pod's {res} request so it fits the free {res} of a GPU node", [f"{_kubectl(ctx)} edit {ref}"]),
+            Fix(f"Lower the pod's {res} request so it fits the free {res} of a GPU node", edit_commands(ctx, f"resources.requests: {res}")),
             Fix("See which pods hold the node's resources; keep non-GPU pods off GPU nodes with a taint",
                 [f"kubectl get pods -A --field-selector spec.nodeName={n},status.phase=Running -o wide" for n in names[:2]]
                 + ([f"kubectl taint nodes {names[0]} nvidia.com/gpu=present:NoSchedule"] if names else [])),
@@ -302,7 +320,7 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
                 nodes=ctx.advertised[twin], root_cause=True, unblocks=len(sole("sharing-resource-mismatch")) or 1,
                 disruption=DISRUPTION["sharing-resource-mismatch"],
                 fixes=[Fix(f"Request {twin} instead of {r} in {workload_ref(ctx)} (limits and requests)",
-                           [f"{_kubectl(ctx)} edit {workload_ref(ctx)}   # resources.limits: {twin}: {int(q)}"])])
+                           edit_commands(ctx, f"resources.limits: {twin}: {int(q)}"))])
             continue
         mig = sorted(x for x in ctx.advertised if is_mig(x))
         if is_mig(r) or (r == "nvidia.com/gpu" and mig):
@@ -317,7 +335,7 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
                 + ev.get("insufficient-gpu", []) + ev.get("mig-profile-unavailable", []),
                 nodes=nodes, root_cause=True, unblocks=len(nodes), disruption=DISRUPTION["mig-profile-unavailable"],
                 fixes=[Fix(f"Request an advertised MIG profile in {workload_ref(ctx)}" + (f" (e.g. {mig[-1]})" if mig else ""),
-                           [f"{_kubectl(ctx)} edit {workload_ref(ctx)}"]),
+                           edit_commands(ctx, "resources.limits: an advertised MIG profile")),
                        Fix("Or repartition a node with the MIG manager (drains its GPU workloads)",
                            [f"kubectl label node {nodes[0] if nodes else 'NODE'} nvidia.com/mig.config=<profile-config> --overwrite"])])
             continue
@@ -336,7 +354,7 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
             root_cause=True, unblocks=len(ctx.advertised.get(close, [])) if close else 0,
             disruption=DISRUPTION["unknown-resource-name"],
             fixes=[Fix(f"Fix the resource name in {workload_ref(ctx)}" + (f": {r} → {close}" if close else ""),
-                       [f"{_kubectl(ctx)} edit {workload_ref(ctx)}   # resources.limits: {close or r}: {int(q)}"])])
+                       edit_commands(ctx, f"resources.limits: {close or r}: {int(q)}"))])
 
     # 2. GPU nodes whose device plugin is down or cannot initialise NVML.
     for code in ("nvml-init-failed", "device-plugin-not-running"):
@@ -399,7 +417,7 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
             disruption=DISRUPTION["gpu-unhealthy"],
             fixes=[Fix("Check the GPUs (Xid in the kernel log, ECC), drain and reset or replace the faulty one; "
                        "the plugin keeps a device unhealthy until it restarts",
-                       [f"gpuctl diagnose node {unhealthy[0].name}",
+                       [f"kubectl describe node {unhealthy[0].name}",
                         f"kubectl debug node/{unhealthy[0].name} -it --image=busybox -- chroot /host nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER",
                         f"kubectl drain {unhealthy[0].name} --ignore-daemonsets --delete-emptydir-data"]
                        + ([f"kubectl -n {pod.metadata.namespace} delete pod {pod.metadata.name}   # after the GPU is healthy"] if pod else []))])
@@ -454,10 +472,10 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
                              "or free one node: see what holds the GPUs on the emptiest nodes",
                              [f"kubectl get pods -A -o wide --field-selector spec.nodeName={n},status.phase=Running" for n in busy]))
             fixes.append(Fix("Pack GPU pods tighter from now on: score nodes with MostAllocated for the GPU resource "
-                             "(NodeResourcesFit scoringStrategy) so whole nodes stay free", ["gpuctl nodes capacity"]))
+                             "(NodeResourcesFit scoringStrategy) so whole nodes stay free", [GPU_CAPACITY_CMD]))
         else:
             fixes.append(Fix("Wait for running GPU jobs to finish, lower the request, or add GPU nodes to the pool",
-                             ["gpuctl nodes capacity", f"kubectl get pods -A -o wide --field-selector spec.nodeName={busy[0]}" if busy else "kubectl get nodes"]))
+                             [GPU_CAPACITY_CMD, f"kubectl get pods -A -o wide --field-selector spec.nodeName={busy[0]}" if busy else "kubectl get nodes"]))
             if ctx.pod.spec.priorityClassName is None:
                 fixes.append(Fix("If this work is more important than what runs, give it a higher PriorityClass so the scheduler can preempt",
                                  ["kubectl get priorityclass"]))
@@ -487,9 +505,7 @@ def _freed_by_preemption(ctx: PodContext, resource: str) -> Optional[float]:
     fit = ctx.fit_by_name.get(node or "")
     if fit is None:
         return None
-    from ..model.requests import pod_requests
-
-    victims = [p for p in ctx.pods_by_node.get(node, []) if p.metadata.deletionTimestamp]
+    victims = [p for p in ctx.pods_by_node.get(node or "", []) if p.metadata.deletionTimestamp]
     if not victims:
         return None
     return fit.free.get(resource, 0.0) + sum(pod_requests(p).get(resource, 0.0) for p in victims)

@@ -10,10 +10,10 @@ from typing import Any, Iterable, Optional
 
 from ..findings import Finding, Fix
 from ..knowledge.messages import load_yaml
-from ..model.snapshot import DRA, PVCS, QUEUES
+from ..model.snapshot import DRA, EVENTS, PVCS, QUEUES
 from .base import check
 from .context import PodContext, human_age
-from .pending import DISRUPTION, workload_ref
+from .pending import DISRUPTION, edit_commands, workload_ref
 
 NEW_POD_GRACE_SECONDS = 60
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -29,8 +29,8 @@ def _pending(ctx: PodContext) -> bool:
 def gpu_request(ctx: PodContext) -> Iterable[Finding]:
     """Says so when the pod requests no GPU: it is diagnosed all the same, but
     nobody should chase the GPU stack for it."""
-    if ctx.gpu_requests:
-        return
+    if ctx.gpu_requests or ctx.pod.spec.resourceClaims:
+        return  # DRA pods get their GPUs through ResourceClaims
     devices = ", ".join(ctx.device_requests) or "none"
     yield Finding("pod-requests-no-gpu", "The pod requests no GPU resource; it is diagnosed as an ordinary pod",
                   evidence=[f"extended resources requested: {devices}",
@@ -83,7 +83,7 @@ def queue_admission(ctx: PodContext) -> Iterable[Finding]:
                     evidence.append(f"workload/{w.metadata.name} {c.get('type')}=False reason {c.get('reason')}: {c.get('message', '')}")
             for e in ctx.snap.events_for("Workload", ctx.ns, w.metadata.name)[-2:]:
                 evidence.append(ctx.event_line(e))
-        summary = f"Kueue has not admitted the pod's workload" + (f" (LocalQueue {queue})" if queue else "")
+        summary = "Kueue has not admitted the pod's workload" + (f" (LocalQueue {queue})" if queue else "")
         fixes.append(Fix("See why the ClusterQueue cannot admit it (quota per flavor, borrowing limits, inactive queue); "
                          "free quota or raise nominalQuota", [
                              f"kubectl -n {ctx.ns} get workloads.kueue.x-k8s.io -o wide",
@@ -149,7 +149,7 @@ def scheduler_activity(ctx: PodContext) -> Iterable[Finding]:
         summary = f"The pod names schedulerName {scheduler}, and no running scheduler has acted on it for {human_age(age)}"
         fixes = [Fix(f"Deploy or fix the {scheduler} scheduler, or use the default scheduler in {workload_ref(ctx)}",
                      [f"kubectl get pods -A | grep -i {scheduler}",
-                      f"kubectl -n {ctx.ns} edit {workload_ref(ctx)}   # spec.schedulerName"])]
+                      *edit_commands(ctx, "spec.schedulerName")])]
     yield Finding("scheduler-not-found", summary, evidence=evidence, root_cause=True, disruption=2,
                   unblocks=len(ctx.snap.nodes), fixes=fixes)
 
@@ -292,7 +292,7 @@ def _autoscaler_patterns() -> tuple[tuple[str, re.Pattern[str], str], ...]:
     return tuple((r["reason"], re.compile(r["pattern"]), r["code"]) for r in load_yaml("autoscaler_events.yaml")["events"])
 
 
-@check("autoscaler", applies=_pending)
+@check("autoscaler", needs=(EVENTS,), applies=_pending)
 def autoscaler(ctx: PodContext) -> Iterable[Finding]:
     """What the cluster autoscaler or Karpenter said about this pod: a node is on
     its way (wait), or none will come (and why)."""

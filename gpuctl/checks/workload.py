@@ -35,6 +35,7 @@ POD_LABELS = {
 }
 # apiserver ResourceQuota admission (staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go)
 QUOTA_RE = re.compile(r"[Ee]xceeded quota: (?P<quota>[^,]+), requested: (?P<requested>.*?), used: (?P<used>.*?), limited: (?P<limited>[^\n]*)")
+_STATUS_ORDER = {Status.PASSED: 0, Status.FAILED: 1, Status.ERROR: 2, Status.SKIPPED: 3}
 RUNTIMECLASS_RE = re.compile(r'RuntimeClass "(?P<name>[^"]+)" not found')
 
 
@@ -91,6 +92,11 @@ def _template_requests(obj: GenericObject) -> dict[str, float]:
 def _own_findings(snap: Snapshot, obj: GenericObject, ref: str, has_pods: bool) -> list[Finding]:
     ns, name = obj.metadata.namespace or "default", obj.metadata.name
     events = snap.events_for(obj.kind, ns, name)
+    if obj.kind == "Deployment":   # the ReplicaSet, not the Deployment, records FailedCreate
+        for rs in snap.objects("ReplicaSet"):
+            if any(o.uid == obj.metadata.uid for o in rs.metadata.ownerReferences):
+                events += snap.events_for("ReplicaSet", ns, rs.metadata.name)
+        events.sort(key=lambda e: e.last_seen or "")
     out: list[Finding] = []
     for e in reversed(events):
         m = QUOTA_RE.search(e.message or "")
@@ -131,7 +137,9 @@ def _own_findings(snap: Snapshot, obj: GenericObject, ref: str, has_pods: bool) 
                 "runtime-class-missing", f"The pods of {ref} name RuntimeClass {m.group('name')}, which does not exist",
                 evidence=[f"event FailedCreate on {ref}: {e.message}"], root_cause=True, disruption=1,
                 fixes=[Fix("Create the RuntimeClass (the GPU Operator names it nvidia) or remove runtimeClassName",
-                           ["kubectl get runtimeclass", f"kubectl -n {ns} edit {ref}"])]))
+                           ["kubectl get runtimeclass",
+                            f"kubectl -n {ns} get {ref} -o yaml > {name}.yaml   # fix spec.template.spec.runtimeClassName",
+                            f"kubectl replace --force -f {name}.yaml" if obj.kind == "Job" else f"kubectl -n {ns} apply -f {name}.yaml"])]))
             break
     if (obj.spec or {}).get("suspend") is True:
         queue = obj.metadata.labels.get("kueue.x-k8s.io/queue-name")
@@ -181,9 +189,12 @@ def diagnose_workload(snap: Snapshot, namespace: str, alias: str, name: str) -> 
                 for g in findings:
                     if g.code == f.code:
                         g.evidence += [x for x in f.evidence if x not in g.evidence][:3]
-        for c in d.checks:
-            if not any(c.name == k.name for k in checks):
+        for c in d.checks:   # keep the worst status seen for each check across the pods
+            have = next((k for k in checks if k.name == c.name), None)
+            if have is None:
                 checks.append(c)
+            elif _STATUS_ORDER[c.status] > _STATUS_ORDER[have.status]:
+                checks[checks.index(have)] = c
         nodes = nodes or d.nodes
     for code, members in groups.items():
         for f in findings:
@@ -200,5 +211,8 @@ def diagnose_workload(snap: Snapshot, namespace: str, alias: str, name: str) -> 
                                   f"{ref} has no pods and its events name no known cause"
                                   + (f" (last events: {' | '.join(last)})" if last else " (no events)"), essential=True))
     verdict = verdict_for(findings, checks, bound=any(p.spec.nodeName for p in pods))
-    target = {"kind": kind, "namespace": namespace, "name": name, "phase": None, "node": None, "pods": pod_rows}
-    return Diagnosis(target=target, verdict=verdict, findings=findings, checks=checks, nodes=nodes)
+    shown_kind = "Job.batch.volcano.sh" if alias == "vcjob" else kind
+    target = {"kind": shown_kind, "namespace": namespace, "name": name, "phase": None, "node": None, "pods": pod_rows}
+    notes = ["Some data the verdict depends on could not be read; the findings show what the rest supports."] \
+        if verdict == "inconclusive" else []
+    return Diagnosis(target=target, verdict=verdict, findings=findings, checks=checks, nodes=nodes, notes=notes)

@@ -45,7 +45,13 @@ def runbook(
     if text is None:
         close = runbooks.closest(code)
         raise TargetNotFound(f"no runbook for {code!r}", f"did you mean {', '.join(close)}?" if close else "run 'gpuctl runbook' to list the codes")
-    if output in (Output.markdown, Output.json, Output.yaml) or not sys.stdout.isatty() and output != Output.table:
+    if output in (Output.json, Output.yaml):
+        from ..render.data import dump_json, dump_yaml
+
+        doc = {"schema": "gpuctl/runbook/v1", "code": code, "markdown": text}
+        (dump_json if output == Output.json else dump_yaml)(doc)
+        return 0
+    if output == Output.markdown:
         sys.stdout.write(text)
         return 0
     from rich.markdown import Markdown

@@ -218,7 +218,9 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
     p, tarball = _prepare_dest(dest, force)
     work = Path(tempfile.mkdtemp(prefix="gpuctl-snapshot-", dir=str(p.parent.resolve()) if p.parent.exists() else None))
     report = SaveReport(dest)
-    captured = dt.datetime.now(dt.timezone.utc)
+    from .live import now
+
+    captured = now()
     log_candidates: list[dict[str, Any]] = []
     try:
         for stem, template, kind, namespaced in COLLECT:
@@ -339,6 +341,12 @@ def save_offline(source: str, dest: str, redact: bool = True, force: bool = Fals
         for (ns, pod, container, previous), text in raw_logs(source).items():
             _write_log(work, ns, pod, container, previous, text, redact)
             report.logs += 1
+        for folder, items in (("metrics", snap.metrics), ("probes", snap.probes)):
+            for node, content in items.items():
+                (work / folder).mkdir(exist_ok=True)
+                suffix = ".prom" if folder == "metrics" else ".json"
+                text = content if isinstance(content, str) else json.dumps(content, indent=2)
+                (work / folder / f"{node}{suffix}").write_text(text, encoding="utf-8")
         _write_meta(work, snap.context, snap.now(), redact, report)
         _finish(work, p, tarball, force)
     finally:

@@ -12,7 +12,6 @@ in memory from the tarball, never extracted; unsafe members are refused.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import tarfile
@@ -212,6 +211,16 @@ def decode_into(snap: Snapshot, items: Iterator[tuple[str, Any]], fname: str) ->
     return seen
 
 
+def _is_empty_list(data: bytes) -> bool:
+    """`kubectl get X -A -o json` on a cluster with none of X prints an empty List:
+    well-formed, so it does not make a directory snapshot unreadable."""
+    try:
+        top = _list_dec.decode(data)
+        return top.items == [] and top.kind.endswith("List")
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return False
+
+
 def load_snapshot(path: str | os.PathLike) -> Snapshot:
     files = open_snapshot(path)
     snap = Snapshot(source="snapshot")
@@ -234,8 +243,10 @@ def load_snapshot(path: str | os.PathLike) -> Snapshot:
             items = _iter_json_items(data, name)
         else:
             items = _iter_yaml_items(data, name)
-        if decode_into(snap, items, name) == 0:
+        if decode_into(snap, items, name) == 0 and not _is_empty_list(data):
             raise SourceError(f"snapshot file {name}: holds no Kubernetes objects")
+    if not (snap.nodes or snap.pods or snap.events or snap.generic or snap.quotas):
+        raise SourceError(f"snapshot {files.path}: holds no Kubernetes objects")
     if not snap.nodes:
         snap.gaps[NODES] = Gap("nodes", "absent", "the snapshot holds no Node objects")
 

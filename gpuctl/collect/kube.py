@@ -110,7 +110,7 @@ class KubeAPI:
                     delay *= 2
                     continue
                 raise _failure(status, e, path) from None
-            except (ReadTimeoutError,) as e:
+            except ReadTimeoutError:
                 if attempt < MAX_ATTEMPTS:
                     continue
                 raise ApiFailure(None, "timeout", f"no answer within {self.timeout:g}s") from None

@@ -4,8 +4,7 @@ For ``diagnose pod``: the pod; its events (by field selector); the nodes; the
 non-terminated pods bound to the candidate nodes (per node when there are few
 candidates, else one paged cluster-wide list); the device-plugin pods (by label
 selector) and, for GPU nodes that advertise no or unhealthy GPUs, their logs
-(bounded by tailLines/limitBytes); the namespace's quotas; the PVCs, RuntimeClass,
-queue and DRA objects the pod names. Every request that fails becomes a Gap; only
+(bounded by tailLines/limitBytes); the namespace's quotas; the PVCs, queue and DRA objects the pod names. Every request that fails becomes a Gap; only
 a failure to read the target itself ends the command.
 """
 
@@ -194,6 +193,29 @@ class LiveCollector:
                                                         plural, ns, group))
                 return
 
+    def pod_extras(self, pod: Pod) -> None:
+        """What a pod names beyond the nodes: PVCs, Kueue workloads, a Volcano
+        PodGroup, DRA claims and their classes and slices."""
+        c, ns = self, pod.metadata.namespace or "default"
+        claims = [v.persistentVolumeClaim.claimName for v in pod.spec.volumes if v.persistentVolumeClaim]
+        if claims:
+            c.pvcs(ns, claims)
+        if pod.spec.schedulingGates or "kueue.x-k8s.io/queue-name" in pod.metadata.labels:
+            if not c.snap.objects("Workload") and S.QUEUES not in c.snap.gaps:
+                c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=ns)
+            owners = {o.uid for o in pod.metadata.ownerReferences} | {pod.metadata.uid}
+            for w in c.snap.objects("Workload"):
+                if any(o.uid in owners for o in w.metadata.ownerReferences) and not c.snap.events_for("Workload", ns, w.metadata.name):
+                    c.events(ns, "Workload", w.metadata.name)
+        group = pod.metadata.annotations.get("scheduling.k8s.io/group-name")
+        if group and c.snap.find("PodGroup", ns, group) is None:
+            c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", ns=ns, name=group)
+            c.events(ns, "PodGroup", group)
+        if pod.spec.resourceClaims and not c.snap.objects("DeviceClass"):
+            c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceclaims", "ResourceClaim", ns=ns)
+            c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "deviceclasses", "DeviceClass")
+            c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceslices", "ResourceSlice")
+
     def owner_objects(self, pod: Pod) -> None:
         ns = pod.metadata.namespace or "default"
         for o in pod.metadata.ownerReferences:
@@ -211,7 +233,7 @@ def _fatal(e: ApiFailure, what: str) -> SourceError:
         return SourceError(f"{what}: the cluster refused the credentials (401 Unauthorized)",
                            "refresh your login or check --context/--token")
     if e.reason == "forbidden":
-        return SourceError(f"{what}: forbidden ({e.message})", "ask for RBAC 'get' on pods in this namespace")
+        return SourceError(f"{what}: forbidden ({e.message})", f"ask for RBAC '{what.split()[0]}' on that resource in this namespace")
     if e.reason == "unreachable":
         return SourceError(f"cannot reach the API server: {e.message}", "check the network/VPN and --context")
     if e.reason == "timeout":
@@ -274,23 +296,7 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None)
     if gpu_nodes:
         c.device_plugins(gpu_nodes, log_nodes)
     c.quotas(ns)
-    claims = [v.persistentVolumeClaim.claimName for v in pod.spec.volumes if v.persistentVolumeClaim]
-    if claims:
-        c.pvcs(ns, claims)
-    if pod.spec.schedulingGates or "kueue.x-k8s.io/queue-name" in pod.metadata.labels:
-        c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=ns)
-        owners = {o.uid for o in pod.metadata.ownerReferences} | {pod.metadata.uid}
-        for w in c.snap.objects("Workload"):
-            if any(o.uid in owners for o in w.metadata.ownerReferences):
-                c.events(ns, "Workload", w.metadata.name)
-    group = pod.metadata.annotations.get("scheduling.k8s.io/group-name")
-    if group:
-        c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", ns=ns, name=group)
-        c.events(ns, "PodGroup", group)
-    if pod.spec.resourceClaims:
-        c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceclaims", "ResourceClaim", ns=ns)
-        c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "deviceclasses", "DeviceClass")
-        c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceslices", "ResourceSlice")
+    c.pod_extras(pod)
     return c.snap
 
 
@@ -324,6 +330,9 @@ def collect_for_workload(api: KubeAPI, ns: str, alias: str, name: str) -> S.Snap
     pods = pods_of(c.snap, obj, alias)
     c.snap.pods = {p.key: p for p in pods}
     c.events(ns, kind, name)
+    for rs in c.snap.objects("ReplicaSet") if kind == "Deployment" else []:
+        if any(o.uid == obj.metadata.uid for o in rs.metadata.ownerReferences):
+            c.events(ns, "ReplicaSet", rs.metadata.name)   # FailedCreate lands on the ReplicaSet
     c.quotas(ns)
     c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=ns)
     waiting = [p for p in pods if not p.spec.nodeName or p.phase != "Running"]
@@ -331,6 +340,7 @@ def collect_for_workload(api: KubeAPI, ns: str, alias: str, name: str) -> S.Snap
         c.nodes()
         for p in waiting[:20]:
             c.events(ns, "Pod", p.metadata.name, p.metadata.uid or None)
+            c.pod_extras(p)
         if S.NODES not in c.snap.gaps:
             cands = sorted({n for p in waiting for n in candidate_nodes(c.snap, p)})
             c.bound_pods(cands)

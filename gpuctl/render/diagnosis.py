@@ -8,9 +8,9 @@ terminal."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, RenderableType
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -180,6 +180,3 @@ def render_markdown(d: Diagnosis) -> str:
         out.append("")
     return "\n".join(out)
 
-
-def iter_lines(items: Iterable[str]) -> str:
-    return "\n".join(items)
