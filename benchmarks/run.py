@@ -19,15 +19,15 @@ What it does, in order:
    so one paged cluster-wide pod list), and the same for ``bench-target-mig`` (a
    MIG resource only 20 nodes advertise: per-node pod queries). Every command is a
    fresh subprocess; wall time includes interpreter start-up and imports; peak RSS
-   is that child's own ``ru_maxrss`` from ``os.wait4``.
+   is that command's own maximum resident set (GNU time's ``%M``; see run_measured).
 4. ``gpuctl --help``: ``python -m gpuctl --help`` and the installed console
    script, 10 runs each, next to ``python -c pass`` for the interpreter's own
    start-up on this machine.
 5. Optionally (default on, ``--no-client-model`` to skip), on a 500-node /
    15,000-pod cluster: ``CoreV1Api().list_pod_for_all_namespaces()`` into the
    client's models, for reference, next to the floor on the same cluster.
-6. Optionally (``--profile``), one extra ``diagnose`` run under cProfile;
-   the top functions go to results.json and ``benchmarks/out/diagnose.prof``.
+6. Optionally (``--profile``), one extra run of each ``diagnose`` under cProfile;
+   the top functions go to results.json and ``benchmarks/out/diagnose-<pod>.prof``.
 
 Prints a Markdown table and writes ``benchmarks/out/results.json``. No timing is
 asserted anywhere: the targets are evaluated and reported, not enforced.
@@ -63,11 +63,23 @@ TARGETS = {"diagnose_vs_floor": 1.5, "diagnose_peak_rss_mb": 500.0, "help_s": 0.
 # ------------------------------------------------------------------------------- running things
 
 
+TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
 def run_measured(cmd: list[str], env: Optional[dict] = None, timeout: float = 900.0) -> dict[str, Any]:
-    """Run ``cmd`` as a child; wall time, exit status and the child's own peak RSS (wait4)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Run ``cmd`` as a child: wall time, exit status, CPU time and the child's own peak RSS.
+
+    Peak RSS comes from GNU time (``/usr/bin/time -f %M``) when there is one: Linux
+    charges a child's ``ru_maxrss`` with the RSS of the process it was forked from
+    (the pre-exec copy), so ``wait4`` straight from this process would report at
+    least this process's own RSS; GNU time forks from a ~2 MB process instead.
+    Without GNU time, ``os.wait4``'s figure is used (an over-estimate for small commands).
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(mode="r", suffix=".time") as tfile:
+        full = [TIME, "-f", "%x %M %U %S", "-o", tfile.name, *cmd] if TIME else cmd
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env or ENV, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        proc = subprocess.Popen(full, cwd=ROOT, env=env or ENV, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
         deadline = t0 + timeout
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -80,11 +92,18 @@ def run_measured(cmd: list[str], env: Optional[dict] = None, timeout: float = 90
             time.sleep(0.002)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
+        res = {"wall_s": wall, "rc": proc.returncode, "peak_rss_mb": usage.ru_maxrss / 1024,
+               "user_s": usage.ru_utime, "sys_s": usage.ru_stime, "rss_source": "wait4"}
+        if TIME:
+            fields = (tfile.read().strip().splitlines() or [""])[-1].split()
+            if len(fields) == 4:  # exit status, max RSS KB, user s, sys s of the command itself
+                res.update(rc=int(fields[0]), peak_rss_mb=int(fields[1]) / 1024, user_s=float(fields[2]),
+                           sys_s=float(fields[3]), rss_source="gnu-time")
         out.seek(0)
         err.seek(0)
-        return {"wall_s": wall, "rc": proc.returncode, "peak_rss_mb": usage.ru_maxrss / 1024,
-                "user_s": usage.ru_utime, "sys_s": usage.ru_stime,
-                "stdout": out.read().decode("utf-8", "replace"), "stderr": err.read().decode("utf-8", "replace")}
+        res["stdout"] = out.read().decode("utf-8", "replace")
+        res["stderr"] = err.read().decode("utf-8", "replace")
+        return res
 
 
 def floor_cmd(kubeconfig: str, encoding: str = "gzip", mode: str = "lean") -> list[str]:
@@ -120,6 +139,17 @@ def run_diagnose(kubeconfig: str, name: str) -> dict[str, Any]:
         raise RuntimeError(f"gpuctl diagnose {name}: expected exit 1 with findings, got exit {r['rc']} and "
                            f"{len(findings)} findings\n{err[-2000:]}")
     return r
+
+
+def code_version() -> dict[str, Any]:
+    """The commit measured and whether gpuctl/ had uncommitted changes (read-only git queries)."""
+    def git(*a: str) -> str:
+        try:
+            return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            return ""
+    changed = [ln[3:] for ln in git("status", "--porcelain", "--", "gpuctl").splitlines()]
+    return {"commit": git("rev-parse", "--short", "HEAD").strip(), "gpuctl_uncommitted_files": changed}
 
 
 def stats(samples: list[float]) -> dict[str, float]:
@@ -171,7 +201,7 @@ def time_help(n: int) -> dict[str, Any]:
 def profile_diagnose(kubeconfig: str, name: str, top: int = 25) -> dict[str, Any]:
     import pstats
 
-    prof = HERE / "out" / "diagnose.prof"
+    prof = HERE / "out" / f"diagnose-{name}.prof"
     cmd = [PY, "-m", "cProfile", "-o", str(prof), "-m", "gpuctl", "diagnose", "pod", name, "-n", TARGET_NS,
            "--kubeconfig", kubeconfig, "-o", "json"]
     r = run_measured(cmd)
@@ -183,8 +213,9 @@ def profile_diagnose(kubeconfig: str, name: str, top: int = 25) -> dict[str, Any
                      "calls": nc, "tottime_s": round(tt, 3), "cumtime_s": round(ct, 3)})
     by_cum = sorted(rows, key=lambda x: -x["cumtime_s"])[:top]
     by_tot = sorted(rows, key=lambda x: -x["tottime_s"])[:top]
-    return {"profiled_wall_s": r["wall_s"], "profile_total_s": round(total, 3), "file": str(prof),
-            "top_cumulative": by_cum, "top_self": by_tot}
+    ours = sorted((x for x in rows if x["where"].startswith("gpuctl/")), key=lambda x: -x["cumtime_s"])[:top]
+    return {"target": name, "profiled_wall_s": r["wall_s"], "profile_total_s": round(total, 3), "file": str(prof),
+            "top_cumulative": by_cum, "top_self": by_tot, "top_gpuctl_cumulative": ours}
 
 
 # ------------------------------------------------------------------------------- the table
@@ -196,11 +227,12 @@ def fmt_s(x: float) -> str:
 
 def table(res: dict[str, Any]) -> str:
     m = res["measurements"]
-    lines = ["| measurement | median | min | peak RSS (median) | notes |", "| --- | --- | --- | --- | --- |"]
+    lines = ["| measurement | wall median | wall min | CPU median | peak RSS (median) | notes |",
+             "| --- | --- | --- | --- | --- | --- |"]
 
     def row(label: str, s: dict[str, Any], note: str = "") -> None:
         lines.append(f"| {label} | {fmt_s(s['wall_s']['median'])} s | {fmt_s(s['wall_s']['min'])} s | "
-                     f"{s['peak_rss_mb']['median']:.0f} MB | {note} |")
+                     f"{fmt_s(s['cpu_s']['median'])} s | {s['peak_rss_mb']['median']:.0f} MB | {note} |")
 
     c = res["cluster"]
     for enc in ("identity", "gzip"):
@@ -220,7 +252,7 @@ def table(res: dict[str, Any]) -> str:
                  "python -S -m gpuctl --help", "python -S -c pass"):
         if name in h and "wall_s" in h[name]:
             lines.append(f"| `{name}` (x{h[name]['wall_s']['n']}) | {fmt_s(h[name]['wall_s']['median'])} s | "
-                         f"{fmt_s(h[name]['wall_s']['min'])} s | {h[name]['peak_rss_mb']['median']:.0f} MB | |")
+                         f"{fmt_s(h[name]['wall_s']['min'])} s | | {h[name]['peak_rss_mb']['median']:.0f} MB | |")
     cm = m.get("client_model")
     if cm:
         row(f"client models `list_pod_for_all_namespaces()` ({cm['nodes']} nodes / {cm['pods']} pods)", cm["model"],
@@ -228,8 +260,11 @@ def table(res: dict[str, Any]) -> str:
         row(f"floor on the same {cm['nodes']} / {cm['pods']} cluster", cm["floor"])
     t = res["targets"]
     lines.append("")
+    cold = ", ".join(f"{k} {v['wall_s']:.2f} s" for k, v in m["cold"].items())
     lines.append(f"Cluster: {c['nodes']} nodes, {c['pods']} pods, {c['json_bytes'] / 1e6:.0f} MB of JSON; "
-                 f"server generate {c['generate_s']} s + load {c['load_s']} s, {res['reps']} reps.")
+                 f"server generate {c['generate_s']} s + load {c['load_s']} s, {res['reps']} reps. "
+                 f"Cold (first, untimed warm-up) runs: {cold}. Load average before/after: "
+                 f"{res['loadavg']['before'][0]:.2f} / {res['loadavg']['after'][0]:.2f}.")
     lines.append("")
     lines.append("| target | measured | met |")
     lines.append("| --- | --- | --- |")
@@ -288,6 +323,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
     t_all = time.perf_counter()
+    load_before = os.getloadavg()
     log(f"generating and serving {nodes} nodes / {pods} pods (seed {args.seed}) in a child process ...")
     m: dict[str, Any] = {}
     with serve.start(kubeconfig, nodes, pods, args.seed) as srv:
@@ -314,6 +350,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if args.profile:
             log("profiling one diagnose run (cProfile) ...")
             m["profile"] = profile_diagnose(kubeconfig, TARGET)
+            m["profile_mig"] = profile_diagnose(kubeconfig, TARGET_MIG)
     if args.client_model:
         cm_nodes, cm_pods = 500, 15_000
         log(f"client-models reference on {cm_nodes} nodes / {cm_pods} pods ...")
@@ -330,8 +367,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         "command": " ".join(["python", "-m", "benchmarks.run"] + (argv if argv is not None else sys.argv[1:])),
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
                     "executable": PY},
+        "code": code_version(),
         "cluster": cluster, "reps": args.reps, "measurements": m,
         "total_s": round(time.perf_counter() - t_all, 1),
+        # other work on the machine distorts timings: 1-minute load before the run and at the end
+        "loadavg": {"before": load_before, "after": os.getloadavg()},
     }
     res["targets"] = evaluate(m)
     Path(args.out).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")

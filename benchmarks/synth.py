@@ -411,7 +411,6 @@ _WORKLOAD_TOLERATIONS = [
     {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists", "tolerationSeconds": 300},
     {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300},
 ]
-_CPU_TOLERATIONS = _WORKLOAD_TOLERATIONS  # CPU helpers run on the GPU nodes too (no CPU pool in this cluster)
 
 
 @dataclass(frozen=True)
@@ -895,7 +894,7 @@ def generate(nodes: int = DEFAULT_NODES, pods: int = DEFAULT_PODS, seed: int = D
                 used_names.add(name)
                 break
         gpus = MIG_WHOLE if i in mig_at else sku.gpus
-        cpu_m = sku.cpus * 1000 - (310 if sku.cpus <= 48 else 1310) + 0
+        cpu_m = sku.cpus * 1000 - (310 if sku.cpus <= 48 else 1310)
         mem_mi = sku.mem_gib * 1024 - (4 * 1024 if sku.mem_gib <= 384 else 12 * 1024)
         infos.append(NodeInfo(name, sku, ip, ZONES[r.randrange(len(ZONES))], gpus,
                               gpus - 1 if i in unhealthy_at else gpus, MIG_SLICES if i in mig_at else 0,
@@ -933,13 +932,12 @@ def generate(nodes: int = DEFAULT_NODES, pods: int = DEFAULT_PODS, seed: int = D
         sec = r.randint(0, 80000)
         created = ts(day, sec)
         started = ts(day, sec + r.randint(5, 120))
-        cpu_req = res
         qos = "BestEffort" if res == "{}" else "Burstable"
         pod_json.append(t.render(
             name=name, gen=name.rsplit("-", 1)[0] + "-", ns=ns, owner=owner, ouid=ouid, uid=rnd.uid(),
             rv=next_rv(), created=created, started=started, finished=ts(min(day + 1, 40), sec),
             node=node.name if node else "", hostip=node.ip if node else "", podip=rnd.ip() if node else "",
-            sfx=rnd.sfx(5), cid=rnd.hexid(64), digest=digest(a.containers[0].image), res=cpu_req,
+            sfx=rnd.sfx(5), cid=rnd.hexid(64), digest=digest(a.containers[0].image), res=res,
             gpus=gpus or 1, team=team, model=model, crh=crh or rnd.sfx(10),
             migstrategy="mixed" if node is not None and node.mig else "single",
             qos=qos, schedmsg=schedmsg or '""', exit=137 if serial % 3 == 0 else 1,
@@ -960,7 +958,7 @@ def generate(nodes: int = DEFAULT_NODES, pods: int = DEFAULT_PODS, seed: int = D
                  owner=ds_names[k], ouid=ds_uids[k], res=res, crh=ds_crh[k], day=r.randint(0, 5))
 
     budget = pods - 2 - len(pod_json)  # the two targets come last
-    teams_ns = [t for t in TEAMS]
+    teams_ns = list(TEAMS)
     job_seq = 0
 
     def gpu_pod(n: NodeInfo | None, g: int, phase: str, schedmsg: str = "") -> None:

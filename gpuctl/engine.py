@@ -18,12 +18,12 @@ import difflib
 import traceback
 from typing import Any, Optional
 
-from .checks.base import checks_for
+from .checks.base import DataUnavailable, Note, checks_for
 from .checks.context import PodContext, human_age
 from .errors import TargetNotFound
 from .findings import CheckResult, Diagnosis, Finding, Severity, Status
 from .model.objects import Pod
-from .model.snapshot import Snapshot
+from .model.snapshot import NODES as NODES_KEY, Snapshot
 
 # ------------------------------------------------------------------ ranking
 
@@ -98,13 +98,18 @@ def run_checks(ctx: Any, target: str) -> tuple[list[Finding], list[CheckResult]]
             continue
         try:
             found = list(spec.fn(ctx))
+        except DataUnavailable as e:
+            results.append(CheckResult(spec.name, Status.SKIPPED, str(e), spec.essential))
+            continue
         except Exception as e:
             results.append(CheckResult(spec.name, Status.ERROR, _error_detail(ctx, e), spec.essential))
             continue
+        notes = [n.text for n in found if isinstance(n, Note)]
+        found = [f for f in found if not isinstance(f, Note)]
         findings.extend(found)
         problems = [f for f in found if f.severity != Severity.INFO]
         status = Status.FAILED if problems else Status.PASSED
-        detail = ", ".join(sorted({f.code for f in found})) if found else ""
+        detail = "; ".join([", ".join(sorted({f.code for f in found}))] * bool(found) + notes)
         results.append(CheckResult(spec.name, status, detail, spec.essential))
     return findings, results
 
@@ -112,7 +117,8 @@ def run_checks(ctx: Any, target: str) -> tuple[list[Finding], list[CheckResult]]
 def _error_detail(ctx: Any, e: Exception) -> str:
     frame = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
     where = f" at {frame.name}" if frame else ""
-    return f"{type(e).__name__}{where} while reading pod {ctx.ns}/{ctx.name}: {e}"
+    what = f"node {ctx.name}" if ctx.ns == "" else f"pod {ctx.ns}/{ctx.name}"
+    return f"{type(e).__name__}{where} while reading {what}: {e}"
 
 
 # ------------------------------------------------------------------ targets
@@ -151,9 +157,10 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
     pod = pod or find_pod(snap, namespace, name)
     ctx = PodContext(snap, pod)
     findings, results = run_checks(ctx, "pod")
+    explained = any(f.severity != Severity.INFO or f.code == "scheduling-in-progress" for f in findings)
     if ctx.bound:
-        results.append(_runtime_check(ctx))
-    elif ctx.pending_unbound and not any(f.severity != Severity.INFO or f.code == "scheduling-in-progress" for f in findings):
+        results.append(_runtime_state(ctx, explained))
+    elif ctx.pending_unbound and not explained:
         age = ctx.age_seconds
         results.append(CheckResult("cause-identified", Status.SKIPPED,
                                    f"the pod has been Pending for {human_age(age)} and no check identified why; "
@@ -178,9 +185,9 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
     return Diagnosis(target=pod_target(ctx), verdict=verdict, findings=ranked, checks=results, nodes=nodes, notes=notes)
 
 
-def _runtime_check(ctx: PodContext) -> CheckResult:
-    """Bound pods: healthy only when every container runs and is ready. Deeper
-    runtime diagnosis (admission, toolkit, CUDA, Xid) is the failing-pods check set."""
+def _runtime_state(ctx: PodContext, explained: bool) -> CheckResult:
+    """Bound pods: healthy only when every container runs and is ready; a pod that
+    is not, and that no check explained, makes the verdict inconclusive."""
     pod = ctx.pod
     statuses = pod.status.containerStatuses
     if pod.phase == "Running" and statuses and all(cs.ready for cs in statuses):
@@ -196,9 +203,68 @@ def _runtime_check(ctx: PodContext) -> CheckResult:
             states.append(f"{cs.name}: terminated {st.terminated.reason or ''} exit {st.terminated.exitCode}")
         elif not cs.ready:
             states.append(f"{cs.name}: not ready (restarts {cs.restartCount})")
-    detail = f"pod is bound to {pod.spec.nodeName} but not running well ({pod.phase}; {'; '.join(states) or 'no container status'}); " \
-             "runtime causes are not diagnosed by this version"
-    return CheckResult("containers-running", Status.SKIPPED, detail, essential=True)
+    detail = f"bound to {pod.spec.nodeName}, {pod.phase}; {'; '.join(states) or 'no container status'}"
+    if explained:
+        return CheckResult("containers-running", Status.FAILED, detail)
+    young = (ctx.age_seconds or 0) < 60 and pod.phase == "Pending"
+    return CheckResult("containers-running", Status.PASSED if young else Status.SKIPPED,
+                       detail + ("; just started" if young else "; no check identified why"), essential=not young)
+
+
+def find_node(snap: Snapshot, name: str):
+    node = snap.nodes.get(name)
+    if node is not None:
+        return node
+    if NODES_KEY in snap.gaps:
+        from .errors import SourceError
+
+        raise SourceError(f"node {name}: {snap.gaps[NODES_KEY].describe()}")
+    close = difflib.get_close_matches(name, sorted(snap.nodes), n=3, cutoff=0.6)
+    raise TargetNotFound(f'node "{name}" not found', f"did you mean {', '.join(close)}?" if close else None)
+
+
+def diagnose_node(snap: Snapshot, name: str) -> Diagnosis:
+    from .checks.gpu_node import advertised, driver_info, expected_gpus
+    from .checks.node_health import NodeContext
+    from .model.requests import pod_requests
+
+    node = find_node(snap, name)
+    ctx = NodeContext(snap, node)
+    findings, results = run_checks(ctx, "node")
+    ready = node.condition("Ready")
+    if ready is None or ready.status != "True":
+        findings.append(Finding("node-not-ready", f"{name} is not Ready ({ready.reason if ready else 'no Ready condition'})",
+                                evidence=[f"node/{name} Ready={ready.status if ready else 'missing'}: {ready.message if ready else ''}"],
+                                nodes=[name], root_cause=True))
+    ranked = merge(findings)
+    exp = expected_gpus(snap, node)
+    gpus = []
+    for r in ctx.gpu_resources:
+        cap, alloc = advertised(node, r)
+        gpus.append({"resource": r, "expected": exp.count if exp and exp.resource == r else None,
+                     "capacity": int(cap), "allocatable": int(alloc), "allocated": int(ctx.allocated(r))})
+    info = driver_info(snap, name)
+    target = {"kind": "Node", "namespace": None, "name": name, "phase": "Ready" if node.ready else "NotReady",
+              "node": name, "schedulable": not node.spec.unschedulable, "gpus": gpus,
+              "sku": (catalog_sku(node) or None),
+              "driver": {"version": info.driver, "cuda": str(info.cuda) if info.cuda else None, "source": info.source} if info else None,
+              "pods": [{"namespace": p.metadata.namespace, "name": p.metadata.name, "phase": p.phase,
+                        "gpus": {r: int(q) for r, q in pod_requests(p).items() if r in ctx.gpu_resources}}
+                       for p in ctx.pods if any(r in ctx.gpu_resources for r in pod_requests(p))]}
+    notes = []
+    if not ctx.has_gpus:
+        notes.append(f"{name} has no GPUs (no GPU labels, no GPU resources advertised).")
+    verdict = verdict_for(ranked, results, bound=True)
+    if verdict == "inconclusive":
+        notes.append("The verdict is inconclusive: see the skipped checks for what could not be read.")
+    return Diagnosis(target=target, verdict=verdict, findings=ranked, checks=results, notes=notes)
+
+
+def catalog_sku(node) -> Optional[str]:
+    from .knowledge import catalog
+
+    ev = catalog.node_has_gpus(node.metadata.labels)
+    return ev.sku.id if ev and ev.sku else None
 
 
 def split_target(target: str) -> tuple[Optional[str], str]:

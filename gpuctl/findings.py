@@ -74,7 +74,16 @@ CODES: dict[str, CodeInfo] = {
         ("ecc-uncorrectable", C, "Uncorrectable ECC errors or row-remapping failure"),
     ]),
     **_codes("runtime", [
+        ("unexpected-admission-error", B, "The kubelet's device manager refused the pod's devices"),
+        ("nvidia-runtime-error", B, "The NVIDIA container toolkit failed to start the container"),
         ("runtime-class-missing", B, "The pod names a RuntimeClass that does not exist or has no handler"),
+        ("driver-cuda-mismatch", B, "The image needs a newer CUDA than the node's driver supports"),
+        ("gpu-not-requested", B, "The container wants a GPU but the pod requests none"),
+        ("gpu-memory-exhausted", W, "CUDA ran out of GPU memory"),
+        ("container-lost-gpu-access", C, "A running container lost access to its GPU (NVML Unknown Error)"),
+        ("image-pull-failed", B, "The image cannot be pulled (not a GPU problem)"),
+        ("container-oom-killed", B, "The container was killed for host memory, not GPU memory"),
+        ("crash-loop", B, "The container keeps exiting for a reason no other code explains"),
     ]),
 }
 

@@ -14,7 +14,7 @@ import pytest
 
 from gpuctl.apiserver import SnapshotAPIServer
 from gpuctl.cli.app import main
-from gpuctl.collect.files import iter_raw_objects, raw_logs
+from gpuctl.collect.files import iter_raw_objects, raw_logs, raw_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "tests" / "scenarios"
@@ -78,6 +78,19 @@ def target_of(exp: dict) -> tuple[str, str]:
     return exp["namespace"], exp["target"]
 
 
+def probe_args(snapdir: Path) -> list[str]:
+    """A live run reads probes from --probe (they are taken on the node, not from the API)."""
+    return [arg for p in sorted((snapdir / "probes").glob("*.json")) for arg in ("--probe", str(p))]
+
+
+def argv_of(exp: dict) -> list[str]:
+    """The diagnose command for a scenario: a node, a pod or a workload."""
+    if exp.get("node"):
+        return ["diagnose", "node", exp["node"]]
+    ns, target = target_of(exp)
+    return ["diagnose", "pod", target, "-n", ns]
+
+
 def captured_at(snapdir: Path) -> Optional[str]:
     meta = snapdir / "snapshot.json"
     return json.loads(meta.read_text()).get("capturedAt") if meta.is_file() else None
@@ -89,7 +102,7 @@ def serve(tmp_path, monkeypatch):
     servers = []
 
     def start(snapdir: Path, **kwargs):
-        srv = SnapshotAPIServer(list(iter_raw_objects(snapdir)), logs=raw_logs(snapdir), **kwargs)
+        srv = SnapshotAPIServer(list(iter_raw_objects(snapdir)), logs=raw_logs(snapdir), metrics=raw_metrics(snapdir), **kwargs)
         srv.start()
         servers.append(srv)
         kubeconfig = srv.write_kubeconfig(str(tmp_path / f"kubeconfig-{len(servers)}"), context="incident")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from conftest import ROOT, SCENARIOS, expected_of, scenario_dirs, snapshot_of, target_of
+from conftest import ROOT, SCENARIOS, argv_of, probe_args, expected_of, scenario_dirs, snapshot_of, target_of
 
 
 def _role(name: str) -> list[dict]:
@@ -23,11 +23,11 @@ def test_reader_role_is_read_only():
 
 @pytest.mark.parametrize("scenario", scenario_dirs(), ids=[p.name for p in scenario_dirs()])
 def test_reader_role_is_enough(cli, serve, scenario):
-    ns, target = target_of(expected_of(scenario))
+    exp = expected_of(scenario)
     srv, kc = serve(snapshot_of(scenario))
     srv.allow_only(_role("gpuctl-reader"))
-    live = cli("diagnose", "pod", target, "-n", ns, "--kubeconfig", kc, "-o", "json")
-    offline = cli("diagnose", "pod", target, "-n", ns, "--snapshot", str(snapshot_of(scenario)), "-o", "json")
+    live = cli(*argv_of(exp), "--kubeconfig", kc, *probe_args(snapshot_of(scenario)), "-o", "json")
+    offline = cli(*argv_of(exp), "--snapshot", str(snapshot_of(scenario)), "-o", "json")
     assert [r.path for r in srv.requests if r.status == 403] == []
     assert live.json()["findings"] == offline.json()["findings"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import GOLDEN, expected_of, scenario_dirs, snapshot_of, target_of
+from conftest import GOLDEN, argv_of, probe_args, expected_of, scenario_dirs, snapshot_of
 
 SCENARIOS = scenario_dirs()
 IDS = [p.name for p in SCENARIOS]
@@ -20,8 +20,7 @@ def _top_text(doc: dict) -> str:
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=IDS)
 def test_offline_diagnosis(cli, scenario):
     exp = expected_of(scenario)
-    ns, target = target_of(exp)
-    r = cli("diagnose", "pod", target, "-n", ns, "--snapshot", str(snapshot_of(scenario)), "-o", "json")
+    r = cli(*argv_of(exp), "--snapshot", str(snapshot_of(scenario)), "-o", "json")
     assert r.err == "", r.err
     doc = r.json()
     assert doc["schema"] == "gpuctl/diagnosis/v1"
@@ -51,11 +50,10 @@ def test_live_matches_snapshot(cli, serve, scenario):
     """Same scenario, same diagnosis, live and offline; the server saw only GETs
     and no request it had to reject (e.g. an unsupported field selector)."""
     exp = expected_of(scenario)
-    ns, target = target_of(exp)
     snapdir = snapshot_of(scenario)
     srv, kubeconfig = serve(snapdir)
-    live = cli("diagnose", "pod", target, "-n", ns, "--kubeconfig", kubeconfig, "-o", "json")
-    offline = cli("diagnose", "pod", target, "-n", ns, "--snapshot", str(snapdir), "-o", "json")
+    live = cli(*argv_of(exp), "--kubeconfig", kubeconfig, *probe_args(snapdir), "-o", "json")
+    offline = cli(*argv_of(exp), "--snapshot", str(snapdir), "-o", "json")
     assert live.err == "", live.err
     assert live.code == offline.code
     a, b = live.json(), offline.json()
@@ -75,8 +73,7 @@ def test_live_matches_snapshot(cli, serve, scenario):
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=IDS)
 def test_table_golden(cli, scenario, update_golden):
     exp = expected_of(scenario)
-    ns, target = target_of(exp)
-    r = cli("diagnose", "pod", target, "-n", ns, "--snapshot", str(snapshot_of(scenario)), "--no-color")
+    r = cli(*argv_of(exp), "--snapshot", str(snapshot_of(scenario)), "--no-color")
     assert "\x1b" not in r.out
     golden = GOLDEN / f"{scenario.name}.txt"
     if update_golden:

@@ -9,7 +9,9 @@ What is emulated, and why it matters for a diagnostic tool:
 
 * Routing exactly like kube-apiserver's ``RequestInfoFactory``: core
   ``/api/v1/...``, group ``/apis/<group>/<version>/...``, namespaced and
-  cluster-scoped collections, named objects, the ``pods/log`` subresource.
+  cluster-scoped collections, named objects, the ``pods/log`` subresource,
+  and the ``pods/proxy`` subresource in front of an emulated DCGM exporter
+  (``metrics``: node -> Prometheus text), with the apiserver's proxy errors.
   A group/version or resource that is not served answers the same generic 404
   a real server gives for a CRD that is not installed, so "is Kueue installed?"
   code paths are exercised.
@@ -37,6 +39,7 @@ import bisect
 import copy
 import gzip
 import hashlib
+import ipaddress
 import json
 import os
 import re
@@ -881,6 +884,20 @@ def _details(res_plural: str, group: str, name: str) -> dict:
     return d
 
 
+_DCGM_PORT = 9400
+
+
+def _global_unicast(ip: str) -> bool:
+    """net.IP.IsGlobalUnicast: not unspecified, loopback, multicast, link-local or broadcast."""
+    try:
+        addr = ipaddress.ip_address(ip)
+    except ValueError:
+        return False
+    if addr.is_unspecified or addr.is_loopback or addr.is_multicast or addr.is_link_local:
+        return False
+    return not (addr.version == 4 and str(addr) == "255.255.255.255")
+
+
 # ---------------------------------------------------------------------------
 # Public records and fault specs.
 # ---------------------------------------------------------------------------
@@ -1306,6 +1323,8 @@ class SnapshotAPIServer:
     ``user``: the user named in 403 messages. ``version``: ``gitVersion`` of
     ``/version``. ``served``: extra ``group/version`` strings to serve even
     though the snapshot has no objects of them (an installed but empty CRD).
+    ``metrics``: node name -> Prometheus text, answered by the DCGM exporter pod
+    on that node through the pod proxy (``pods/{name}:9400/proxy/metrics``).
 
     Use as a context manager, or call :meth:`start` / :meth:`stop`.
     """
@@ -1320,9 +1339,11 @@ class SnapshotAPIServer:
         user: str = DEFAULT_USER,
         version: str = DEFAULT_VERSION,
         served: Iterable[str] = (),
+        metrics: Mapping[str, str] | None = None,
     ) -> None:
         self._store = _Store(objects, served)
         self._logs = dict(logs or {})
+        self._metrics = dict(metrics or {})
         self.token = token
         self.page_size_cap = page_size_cap
         self.user = user
@@ -1570,6 +1591,8 @@ class SnapshotAPIServer:
                 if res.kind == "Pod" and not group:
                     resources.append({"name": "pods/log", "singularName": "", "namespaced": True,
                                       "kind": "Pod", "verbs": ["get"]})
+                    resources.append({"name": "pods/proxy", "singularName": "", "namespaced": True,
+                                      "kind": "PodProxyOptions", "verbs": ["create", "delete", "get", "patch", "update"]})
             return _json_response(200, {"kind": "APIResourceList", "apiVersion": "v1",
                                         "groupVersion": f"{group}/{version}" if group else version,
                                         "resources": resources})
@@ -1625,6 +1648,9 @@ class SnapshotAPIServer:
 
     def _route(self, info: _RequestInfo, req: _Request) -> _Response:
         res = self._store.catalog.lookup(info.group, info.version, info.resource)
+        if (res is not None and info.subresource == "proxy" and res.plural == "pods" and not res.group
+                and info.namespace and info.name):
+            return self._pod_proxy(res, info, req)
         if res is None or info.extra_parts:
             return _status_response(404, _NOT_FOUND, details={})
         namespace = info.namespace
@@ -1833,6 +1859,70 @@ class SnapshotAPIServer:
         if req.q("limitBytes"):
             data = data[: int(req.q("limitBytes"))]
         return _Response(200, data, content_type="text/plain")
+
+    # -- pod proxy -------------------------------------------------------------------------
+
+    def _pod_proxy(self, res: _Resource, info: _RequestInfo, req: _Request) -> _Response:
+        """``pods/{name}[:{port}]/proxy/{path}`` as kube-apiserver's pod proxy answers it
+        (pkg/registry/core/pod ResourceLocation + apimachinery's proxy transport),
+        with the DCGM exporter emulated behind it.
+
+        The id is ``name``, ``name:port`` or ``scheme:name:port``
+        (utilnet.SplitSchemeNamePort; anything else is 400 ``invalid pod request``);
+        without a port the pod's first container port is used, else 80. A pod with
+        no usable IP is 400 ``address not allowed`` (a scheduled pod that the
+        snapshot shows without ``status.podIP`` is given 10.0.0.1). Something is
+        listening only on a running pod labelled as a DCGM exporter
+        (``app=nvidia-dcgm-exporter`` or ``app.kubernetes.io/name=dcgm-exporter``)
+        whose node has metrics, on its declared container ports (9400 when none are
+        declared); anything else is the 503 the apiserver sends when the dial fails.
+        """
+        parts = info.name.split(":")
+        scheme, port = "", ""
+        if len(parts) == 1:
+            name = parts[0]
+        elif len(parts) == 2:
+            name, port = parts
+        elif len(parts) == 3:
+            scheme, name, port = parts
+        else:
+            name = ""
+        if not name or scheme not in ("", "http", "https"):
+            return _status_response(400, f"invalid pod request {json.dumps(info.name)}")
+        with self._lock:
+            pod = self._store.get(res, info.namespace, name)
+        if pod is None:
+            return self._not_found(res, name)
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        container_ports = [p.get("containerPort") for c in spec.get("containers") or []
+                           for p in c.get("ports") or [] if isinstance(p, dict) and p.get("containerPort")]
+        if not port:
+            port = str(container_ports[0]) if container_ports else "80"
+        ips = [e.get("ip") for e in status.get("podIPs") or [] if isinstance(e, dict)]
+        ip = (ips[0] if ips else None) or status.get("podIP")
+        if not ip and spec.get("nodeName"):
+            ip = "10.0.0.1"
+        if not ip or not _global_unicast(str(ip)):
+            return _status_response(400, "address not allowed")
+        host = f"[{ip}]:{port}" if ":" in str(ip) else f"{ip}:{port}"
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        exporter = labels.get("app") == "nvidia-dcgm-exporter" or labels.get("app.kubernetes.io/name") == "dcgm-exporter"
+        text = self._metrics.get(spec.get("nodeName") or "")
+        listening = [str(p) for p in container_ports] or [str(_DCGM_PORT)]
+        if not (exporter and text is not None and status.get("phase") == "Running" and port in listening):
+            return _status_response(503, f"error trying to reach service: dial tcp {host}: connect: connection refused")
+        if scheme == "https":
+            return _status_response(503, "error trying to reach service: tls: first record does not look like a "
+                                         "TLS handshake")
+        # Behind the proxy: the exporter's /metrics; any other path gets Go's default 404.
+        if req.method not in ("GET", "HEAD"):
+            return _Response(405, b"Method Not Allowed\n", content_type="text/plain; charset=utf-8")
+        segs = [s for s in req.path.strip("/").split("/") if s]
+        target = "/" + "/".join(segs[segs.index("proxy") + 1:]) if "proxy" in segs else "/"
+        if target == "/metrics":
+            body = b"" if req.method == "HEAD" else text.encode()
+            return _Response(200, body, content_type="text/plain; version=0.0.4; charset=utf-8")
+        return _Response(404, b"404 page not found\n", content_type="text/plain; charset=utf-8")
 
     # -- patch -----------------------------------------------------------------------------
 

@@ -23,6 +23,18 @@ class CheckSpec:
 REGISTRY: list[CheckSpec] = []
 
 
+@dataclass(frozen=True)
+class Note:
+    """Something a check has to say without a finding (its result's detail)."""
+
+    text: str
+
+
+class DataUnavailable(Exception):
+    """Raised by a check that finds, while running, that the data it needs could
+    not be read (a per-container log, say); the engine marks it skipped."""
+
+
 def check(name: str, *, needs: tuple[str, ...] = (), applies: Callable[[Any], bool] | None = None,
           essential: bool = False, target: str = "pod"):
     def register(fn: Callable[[Any], Iterable[Finding]]):
@@ -34,6 +46,6 @@ def check(name: str, *, needs: tuple[str, ...] = (), applies: Callable[[Any], bo
 
 def checks_for(target: str) -> list[CheckSpec]:
     # Importing the modules registers their checks.
-    from . import pending, pod_state  # noqa: F401
+    from . import node_health, pending, pod_state, runtime  # noqa: F401
 
     return [c for c in REGISTRY if c.target == target]

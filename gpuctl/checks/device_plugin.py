@@ -54,14 +54,6 @@ def classify_log(text: str) -> list[LogFinding]:
     return out
 
 
-def _selector_matches(selector: str, labels: dict[str, str]) -> bool:
-    for part in selector.split(","):
-        k, _, v = part.strip().partition("=")
-        if labels.get(k.strip()) != v.strip():
-            return False
-    return True
-
-
 @dataclass
 class NodePlugin:
     node: str
@@ -87,15 +79,31 @@ class DevicePluginState:
         return self.by_node.get(node) or NodePlugin(node)
 
 
-def is_device_plugin_pod(pod: Pod) -> bool:
+@lru_cache(maxsize=None)
+def _compiled_selectors() -> tuple[tuple[tuple[tuple[str, str], ...], frozenset[str]], ...]:
+    """Each known plugin's selector as ((key, value), …) plus its namespaces, parsed once."""
+    out = []
     for kind in catalog.device_plugin_selectors():
-        if _selector_matches(kind.label_selector, pod.metadata.labels):
-            if not kind.namespaces or pod.metadata.namespace in kind.namespaces or "*" in kind.namespaces:
+        pairs = tuple((k.strip(), v.strip()) for k, _, v in (p.partition("=") for p in kind.label_selector.split(",")))
+        out.append((pairs, frozenset(kind.namespaces)))
+    return tuple(out)
+
+
+def labels_mark_device_plugin(labels: dict[str, str], namespace: Optional[str]) -> bool:
+    if not labels:
+        return False
+    for pairs, namespaces in _compiled_selectors():
+        if all(labels.get(k) == v for k, v in pairs):
+            if not namespaces or "*" in namespaces or namespace in namespaces:
                 return True
     return False
 
 
-def _pod_problems(pod: Pod) -> list[str]:
+def is_device_plugin_pod(pod: Pod) -> bool:
+    return labels_mark_device_plugin(pod.metadata.labels, pod.metadata.namespace)
+
+
+def pod_problems(pod: Pod) -> list[str]:
     ref = f"pod/{pod.metadata.name} -n {pod.metadata.namespace}"
     out = []
     for cs in pod.status.initContainerStatuses:
@@ -134,7 +142,7 @@ def device_plugin_state(snap: Snapshot, gpu_nodes: list[Node]) -> DevicePluginSt
                 np_.problems.append(f"node/{name}: no device-plugin pod runs on it")
             continue
         for p in np_.pods:
-            np_.problems.extend(_pod_problems(p))
+            np_.problems.extend(pod_problems(p))
             containers = [c.name for c in p.spec.containers]
             restarted = {cs.name for cs in p.status.containerStatuses if cs.restartCount > 0}
             for c in containers:

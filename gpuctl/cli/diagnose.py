@@ -2,11 +2,36 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 from typing_extensions import Annotated
 
 from .common import (AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, NamespaceOpt, NoColorOpt, Output, OutputOpt,
                      SnapshotOpt, TimeoutOpt, TokenOpt, load_offline, set_debug)
+
+DcgmOpt = Annotated[Optional[str], typer.Option("--dcgm-url", help="Read DCGM exporter metrics from this URL (e.g. http://10.0.3.7:9400/metrics) instead of through the API server's pod proxy.", show_default=False)]
+PromOpt = Annotated[Optional[str], typer.Option("--prometheus-url", help="Read DCGM metrics from this Prometheus (PromQL over its HTTP API) instead of the exporter pod.", show_default=False)]
+
+ProbeOpt = Annotated[Optional[list[str]], typer.Option("--probe", help="A probe document (gpuctl node probe -o json, run on a node) to read with the cluster; repeatable.", show_default=False)]
+
+
+def add_probes(snap, paths: Optional[list[str]]) -> None:
+    """Probe documents given on the command line join the snapshot, by node name."""
+    import json
+
+    from ..errors import SourceError
+
+    for path in paths or []:
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            raise SourceError(f"probe {path}: cannot be read ({e})") from None
+        if not isinstance(doc, dict) or doc.get("schema") != "gpuctl/probe/v1" or not isinstance(doc.get("node"), str):
+            raise SourceError(f"probe {path}: not a gpuctl/probe/v1 document with a node name")
+        snap.probes[doc["node"]] = doc
+
 
 app = typer.Typer(help="Explain why a GPU pod or workload is not running, with fixes.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -23,6 +48,9 @@ def pod(
     no_color: NoColorOpt = False,
     as_user: AsOpt = None,
     token: TokenOpt = None,
+    dcgm_url: DcgmOpt = None,
+    prometheus_url: PromOpt = None,
+    probe: ProbeOpt = None,
     debug: DebugOpt = False,
 ) -> int:
     """Diagnose a Pending or failing GPU pod: scheduler events, every node against the pod, device plugins, quotas and queues."""
@@ -44,10 +72,44 @@ def pod(
         api = opts.api()
         ns = opts.resolve_namespace(api)
         if kind in (None, "pod", "pods", "po"):
-            snap = collect_for_pod(api, ns, name)
+            snap = collect_for_pod(api, ns, name, dcgm_url=dcgm_url, prometheus_url=prometheus_url)
         else:
             snap = collect_for_workload(api, ns, kind, name)
+    add_probes(snap, probe)
     diagnosis = diagnose(snap, ns, target)
+    emit(diagnosis, opts)
+    return diagnosis.exit_code
+
+
+@app.command("node")
+def node(
+    name: Annotated[str, typer.Argument(help="Node name.", show_default=False)],
+    output: OutputOpt = Output.table,
+    snapshot: SnapshotOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: TimeoutOpt = 15.0,
+    no_color: NoColorOpt = False,
+    as_user: AsOpt = None,
+    token: TokenOpt = None,
+    dcgm_url: DcgmOpt = None,
+    prometheus_url: PromOpt = None,
+    probe: ProbeOpt = None,
+    debug: DebugOpt = False,
+) -> int:
+    """Is this node's GPU stack healthy? GPUs expected vs advertised, device plugin and operator pods, driver/CUDA, MIG, Xid and ECC."""
+    set_debug(debug)
+    opts = Common(kubeconfig, context, None, output, snapshot, request_timeout, no_color, as_user, token, debug)
+    from ..engine import diagnose_node
+
+    if snapshot:
+        snap = load_offline(snapshot)
+    else:
+        from ..collect.live import collect_for_node
+
+        snap = collect_for_node(opts.api(), name, dcgm_url=dcgm_url, prometheus_url=prometheus_url)
+    add_probes(snap, probe)
+    diagnosis = diagnose_node(snap, name)
     emit(diagnosis, opts)
     return diagnosis.exit_code
 

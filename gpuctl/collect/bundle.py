@@ -35,6 +35,7 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 DEVICE_PLUGIN_CONFIG_HINTS = ("device-plugin", "time-slicing", "timeslicing", "mig-parted", "mps", "gpu-feature-discovery")
 LOG_TAIL_LINES = 400
 MAX_LOG_PODS = 50
+MAX_METRICS_NODES = 32   # DCGM scrapes through the API server's proxy are not free on a 5,000-node cluster
 _TOKEN_PATTERNS = [
     (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9\-._~+/]+=*"), r"\1" + REDACTED),
     (re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), REDACTED),
@@ -222,6 +223,8 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
 
     captured = now()
     log_candidates: list[dict[str, Any]] = []
+    exporters: dict[str, dict[str, Any]] = {}     # node -> DCGM exporter pod
+    metrics_nodes: list[str] = []                  # nodes whose GPU health matters
     try:
         for stem, template, kind, namespaced in COLLECT:
             path = template.format(ns=f"/namespaces/{namespace}" if namespaced and namespace else "")
@@ -235,6 +238,13 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
                     writer.add(obj)
                     if kind == "Pod" and _wants_log(obj):
                         log_candidates.append(obj)
+                        node = (obj.get("spec") or {}).get("nodeName")
+                        if node and not _is_device_plugin(obj):
+                            metrics_nodes.append(node)
+                    if kind == "Pod" and _is_dcgm_exporter(obj):
+                        exporters[(obj.get("spec") or {}).get("nodeName", "")] = obj
+                    if kind == "Node" and _has_unhealthy_gpus(obj):
+                        metrics_nodes.append(obj.get("metadata", {}).get("name", ""))
             except ApiFailure as e:
                 if e.reason != "not-found":
                     report.gaps.append(f"{stem}: {e.reason} ({e.message})")
@@ -260,6 +270,8 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
                         continue
                     _write_log(work, md.get("namespace", ""), md.get("name", ""), c.get("name", ""), previous, text, redact)
                     report.logs += 1
+        _save_metrics(api, work, list(dict.fromkeys(n for n in metrics_nodes if n in exporters))[:MAX_METRICS_NODES],
+                      exporters, report)
         if not report.counts:
             raise SourceError("nothing could be collected from the cluster: " + "; ".join(report.gaps[:3]))
         _write_meta(work, api.context_name, captured, redact, report)
@@ -299,14 +311,54 @@ def _raw_items(api: Any, path: str) -> Iterator[dict[str, Any]]:
             return
 
 
-def _wants_log(pod: dict[str, Any]) -> bool:
+def _is_dcgm_exporter(pod: dict[str, Any]) -> bool:
     labels = (pod.get("metadata") or {}).get("labels") or {}
-    from ..knowledge import catalog
+    return labels.get("app") == "nvidia-dcgm-exporter" or labels.get("app.kubernetes.io/name") == "dcgm-exporter"
 
-    for k in catalog.device_plugin_selectors():
-        if all(labels.get(a) == b for a, _, b in (part.partition("=") for part in k.label_selector.split(","))):
-            return True
+
+def _is_device_plugin(pod: dict[str, Any]) -> bool:
+    from ..checks.device_plugin import labels_mark_device_plugin
+
+    md = pod.get("metadata") or {}
+    return labels_mark_device_plugin(md.get("labels") or {}, md.get("namespace"))
+
+
+def _has_unhealthy_gpus(node: dict[str, Any]) -> bool:
+    from ..knowledge import catalog
+    from ..model.quantity import parse_quantity
+
+    status = node.get("status") or {}
+    cap, alloc = status.get("capacity") or {}, status.get("allocatable") or {}
+    try:
+        return any(catalog.is_gpu_resource(r) and parse_quantity(v) > parse_quantity(alloc.get(r, 0)) for r, v in cap.items())
+    except ValueError:
+        return False
+
+
+def _save_metrics(api: Any, work: Path, nodes: list[str], exporters: dict[str, dict[str, Any]], report: SaveReport) -> None:
+    """metrics/<node>.prom from each node's DCGM exporter, through the pod proxy."""
+    from ..model import objects as O
+    from .kube import ApiFailure
+    from .metrics import MetricsUnavailable, dcgm_via_proxy
+
+    for node in nodes:
+        pod = O.convert("Pod", exporters[node])
+        try:
+            text = dcgm_via_proxy(api, node, [pod], timeout=api.timeout)
+        except (ApiFailure, MetricsUnavailable) as e:
+            report.gaps.append(f"metrics {node}: {getattr(e, 'reason', 'error')}")
+            continue
+        (work / "metrics").mkdir(exist_ok=True)
+        (work / "metrics" / f"{node}.prom").write_text(text, encoding="utf-8")
+        report.counts["metrics"] = report.counts.get("metrics", 0) + 1
+
+
+def _wants_log(pod: dict[str, Any]) -> bool:
+    if _is_device_plugin(pod):
+        return True
     status = pod.get("status") or {}
+    if status.get("phase") == "Failed" and status.get("reason") in ("UnexpectedAdmissionError", "TopologyAffinityError"):
+        return True
     for cs in status.get("containerStatuses") or []:
         if cs.get("restartCount", 0) > 0 or (cs.get("state") or {}).get("waiting"):
             limits = {}

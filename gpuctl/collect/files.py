@@ -298,3 +298,14 @@ def raw_logs(path: str | os.PathLike) -> dict[tuple[str, str, str, bool], str]:
                 container = container[: -len(".previous")]
             out[(parts[1], parts[2], container, previous)] = files.read(name).decode("utf-8", errors="replace")
     return out
+
+
+def raw_metrics(path: str | os.PathLike) -> dict[str, str]:
+    """``metrics/<node>.prom`` of a snapshot as node -> Prometheus text (for the local API server)."""
+    files = open_snapshot(path)
+    out = {}
+    for name in files.names:
+        parts = name.split("/")
+        if len(parts) == 2 and parts[0] == "metrics" and parts[1].endswith(".prom") and len(parts[1]) > 5:
+            out[parts[1][:-5]] = files.read(name).decode("utf-8", errors="replace")
+    return out

@@ -74,6 +74,14 @@ class LiveCollector:
         self.snap.add("Pod", pod)
         return pod
 
+    def _suggest_node(self, name: str) -> Optional[str]:
+        try:
+            names = [n.metadata.name for n in self.api.list("/api/v1/nodes", "Node")]
+        except ApiFailure:
+            return None
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+        return f"did you mean {', '.join(close)}?" if close else None
+
     def _suggest(self, ns: str, name: str) -> Optional[str]:
         try:
             same = self.api.list("/api/v1/pods", "Pod", {"fieldSelector": f"metadata.name={name}"})
@@ -111,19 +119,19 @@ class LiveCollector:
 
     def bound_pods(self, node_names: list[str]) -> None:
         """Non-terminated pods on these nodes; records which nodes are complete."""
-        def fetch() -> list[Pod]:
+        def fetch() -> list[Any]:
             if len(node_names) <= PER_NODE_POD_QUERIES:
-                out: list[Pod] = []
+                out: list[Any] = []
                 for n in node_names:
-                    out += self.api.list("/api/v1/pods", "Pod", {"fieldSelector": f"spec.nodeName={n},{NON_TERMINATED}"},
+                    out += self.api.list("/api/v1/pods", "BoundPod", {"fieldSelector": f"spec.nodeName={n},{NON_TERMINATED}"},
                                          malformed=self.snap.malformed)
                 return out
             wanted = set(node_names)
-            return [p for p in self.api.list("/api/v1/pods", "Pod", {"fieldSelector": f"spec.nodeName!=,{NON_TERMINATED}"},
+            return [p for p in self.api.list("/api/v1/pods", "BoundPod", {"fieldSelector": f"spec.nodeName!=,{NON_TERMINATED}"},
                                              malformed=self.snap.malformed) if p.spec.nodeName in wanted]
         items = self._try(S.PODS, "list pods bound to the candidate nodes", "list", "pods", fetch)
         if items is not None:
-            self._add_all("Pod", items)
+            self._add_all("BoundPod", items)
             self.snap.pods_known_for = set(node_names)
 
     def device_plugins(self, gpu_nodes: list[Node], log_nodes: list[str]) -> None:
@@ -216,6 +224,54 @@ class LiveCollector:
             c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "deviceclasses", "DeviceClass")
             c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceslices", "ResourceSlice")
 
+    def container_logs(self, pod: Pod, tail_lines: int = 200) -> None:
+        """The pod's own logs, current and (after a restart) previous, bounded."""
+        ns = pod.metadata.namespace or "default"
+        restarted = {cs.name for cs in pod.status.containerStatuses if cs.restartCount > 0}
+        started = {cs.name for cs in pod.status.containerStatuses if cs.state and (cs.state.running or cs.state.terminated)}
+        for cs in pod.status.containerStatuses:
+            for previous in (False, True):
+                if (previous and cs.name not in restarted) or (not previous and cs.name not in started):
+                    continue
+                try:
+                    text = self.api.log_text(ns, pod.metadata.name, cs.name, previous, tail_lines=tail_lines)
+                    self.snap.logs.put(ns, pod.metadata.name, cs.name, previous, text)
+                except ApiFailure as e:
+                    if e.reason != "not-found" and not (previous and e.status == 400):
+                        self.snap.log_gaps[f"{ns}/{pod.metadata.name}/{cs.name}"] = gap_from(
+                            e, f"read log of {pod.metadata.name}/{cs.name}", "get", "pods/log", ns)
+
+    def runtime_classes(self) -> None:
+        items = self._try(S.RUNTIMECLASSES, "list runtimeclasses", "list", "runtimeclasses",
+                          lambda: self.api.list("/apis/node.k8s.io/v1/runtimeclasses", "RuntimeClass"), group="node.k8s.io")
+        self._add_all("RuntimeClass", items)
+
+    def node_metrics(self, node_name: str, dcgm_url: Optional[str] = None, prometheus_url: Optional[str] = None) -> None:
+        """DCGM exporter metrics of one node: --dcgm-url, --prometheus-url, else the
+        exporter pod on the node through the API server's pod proxy."""
+        from .metrics import MetricsUnavailable, dcgm_direct, dcgm_via_proxy, prometheus_query
+
+        try:
+            if dcgm_url:
+                text = dcgm_direct(dcgm_url, self.api.timeout)
+            elif prometheus_url:
+                text = prometheus_query(prometheus_url, node_name, self.api.timeout)
+            else:
+                exporters = [p for p in self.snap.pods.values() if p.spec.nodeName == node_name and not p.terminated
+                             and (p.metadata.labels.get("app") == "nvidia-dcgm-exporter"
+                                  or p.metadata.labels.get("app.kubernetes.io/name") == "dcgm-exporter")]
+                if not exporters:
+                    return
+                text = dcgm_via_proxy(self.api, node_name, exporters, timeout=self.api.timeout)
+        except MetricsUnavailable as e:
+            self.snap.gaps.setdefault(S.METRICS, S.Gap(f"read DCGM metrics of {node_name}", e.reason, e.detail))
+            return
+        except ApiFailure as e:
+            self.snap.gaps.setdefault(S.METRICS, gap_from(e, f"read DCGM metrics of {node_name} through the pod proxy",
+                                                          "get", "pods/proxy"))
+            return
+        self.snap.metrics[node_name] = text
+
     def owner_objects(self, pod: Pod) -> None:
         ns = pod.metadata.namespace or "default"
         for o in pod.metadata.ownerReferences:
@@ -279,7 +335,13 @@ def plugin_log_nodes(snap: S.Snapshot) -> tuple[list[Node], list[str]]:
     return gpu_nodes, sorted(log_nodes)[:MAX_PLUGIN_LOG_NODES]
 
 
-def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None) -> S.Snapshot:
+def _failing(pod: Pod) -> bool:
+    statuses = pod.status.containerStatuses
+    return not (pod.status.phase == "Running" and statuses and all(cs.ready for cs in statuses)) and pod.status.phase != "Succeeded"
+
+
+def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None, dcgm_url: Optional[str] = None,
+                    prometheus_url: Optional[str] = None) -> S.Snapshot:
     c = LiveCollector(api)
     pod = pod or c.pod(ns, name)
     c.snap.add("Pod", pod)
@@ -293,10 +355,20 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None)
     elif S.PODS not in c.snap.gaps:
         c.snap.gaps[S.PODS] = S.Gap("list pods bound to the candidate nodes", "absent", "skipped: the nodes could not be read")
     gpu_nodes, log_nodes = plugin_log_nodes(c.snap)
+    bound_failing = bool(pod.spec.nodeName) and _failing(pod)
+    if bound_failing and pod.spec.nodeName not in log_nodes:
+        log_nodes.append(pod.spec.nodeName)
     if gpu_nodes:
         c.device_plugins(gpu_nodes, log_nodes)
     c.quotas(ns)
     c.pod_extras(pod)
+    if pod.spec.runtimeClassName:
+        c.runtime_classes()
+    if pod.spec.nodeName:
+        c.container_logs(pod)   # bounded; a Running pod can still have lost its GPU
+    if bound_failing:
+        if any(catalog.is_gpu_resource(r) for r in pod_requests(pod)):
+            c.node_metrics(pod.spec.nodeName, dcgm_url, prometheus_url)
     return c.snap
 
 
@@ -347,4 +419,33 @@ def collect_for_workload(api: KubeAPI, ns: str, alias: str, name: str) -> S.Snap
         gpu_nodes, log_nodes = plugin_log_nodes(c.snap)
         if gpu_nodes:
             c.device_plugins(gpu_nodes, log_nodes)
+    return c.snap
+
+
+def collect_for_node(api: KubeAPI, name: str, dcgm_url: Optional[str] = None,
+                     prometheus_url: Optional[str] = None) -> S.Snapshot:
+    """One node, its pods and events, its device-plugin log, the nodes of its pool
+    (same instance type or GPU product) and its DCGM metrics."""
+    c = LiveCollector(api)
+    try:
+        node = api.get(f"/api/v1/nodes/{quote(name)}", "Node")
+    except ApiFailure as e:
+        if e.reason == "not-found":
+            raise TargetNotFound(f'node "{name}" not found', c._suggest_node(name)) from None
+        raise _fatal(e, f"get node {name}") from None
+    c.snap.add("Node", node)
+    labels = node.metadata.labels
+    for key in ("node.kubernetes.io/instance-type", "nvidia.com/gpu.product"):
+        if labels.get(key):
+            peers = c._try("pool", f"list nodes with {key}={labels[key]}", "list", "nodes",
+                           lambda key=key: api.list("/api/v1/nodes", "Node", {"labelSelector": f"{key}={labels[key]}"}))
+            for p in peers or []:
+                if p.metadata.name != name:
+                    c.snap.add("Node", p)
+    c.bound_pods([name])
+    items = c._try(S.EVENTS, f"list events of node/{name}", "list", "events",
+                   lambda: api.list("/api/v1/events", "Event", {"fieldSelector": f"involvedObject.kind=Node,involvedObject.name={name}"}))
+    c._add_all("Event", items)
+    c.device_plugins([node], [name])
+    c.node_metrics(name, dcgm_url, prometheus_url)
     return c.snap

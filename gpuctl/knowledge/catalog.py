@@ -481,8 +481,17 @@ def _device_plugin_kinds() -> tuple[DevicePluginKind, ...]:
 
 
 def device_plugin_selectors() -> list[DevicePluginKind]:
-    """Known device-plugin deployment styles with their pod label selectors."""
-    return list(_device_plugin_kinds())
+    """Known device-plugin deployment styles with their pod label selectors, plus
+    the user's own from the gpuctl config file (gpuctl/config.py)."""
+    from ..config import extra_device_plugins
+
+    extra = [DevicePluginKind(name=str(r.get("name") or r["labelSelector"]),
+                              namespaces=tuple(str(n) for n in r.get("namespaces") or ()),
+                              label_selector=str(r["labelSelector"]),
+                              resources=tuple(str(x) for x in r.get("resources") or ("nvidia.com/gpu",)),
+                              source="user config", verified=False)
+             for r in extra_device_plugins()]
+    return list(_device_plugin_kinds()) + extra
 
 
 def embedded_device_plugins() -> tuple[EmbeddedDevicePlugin, ...]:

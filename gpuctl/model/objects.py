@@ -11,7 +11,7 @@ operators) are kept as :class:`GenericObject` with ``spec``/``status`` as dicts.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 import msgspec
 from msgspec import Struct, field
@@ -261,6 +261,52 @@ class Pod(_S):
         return self.status.phase in ("Succeeded", "Failed")
 
 
+class SlimContainer(_S):
+    name: str = ""
+    resources: ResourceRequirements = field(default_factory=ResourceRequirements)
+    restartPolicy: Optional[str] = None
+
+
+class BoundPodMeta(_S):
+    name: str = ""
+    namespace: Optional[str] = None
+    uid: str = ""
+    deletionTimestamp: Optional[str] = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+class BoundPodSpec(_S):
+    nodeName: Optional[str] = None
+    containers: list[SlimContainer] = field(default_factory=list)
+    initContainers: list[SlimContainer] = field(default_factory=list)
+    overhead: dict[str, Any] = field(default_factory=dict)
+
+
+class BoundPodStatus(_S):
+    phase: Optional[str] = None
+
+    # Read by code that handles any pod; a bound pod listed in bulk never needs them.
+    conditions: ClassVar[tuple] = ()
+    containerStatuses: ClassVar[tuple] = ()
+
+
+class BoundPod(_S):
+    """A pod listed in bulk to count what a node has allocated: only what the
+    allocation, anti-affinity and preemption checks read (150,000 of these fit in
+    a fraction of the memory of full Pod records, and decode several times faster)."""
+
+    metadata: BoundPodMeta = field(default_factory=BoundPodMeta)
+    spec: BoundPodSpec = field(default_factory=BoundPodSpec)
+    status: BoundPodStatus = field(default_factory=BoundPodStatus)
+
+    key = Pod.key
+    phase = Pod.phase
+    terminated = Pod.terminated
+
+    def condition(self, type_: str) -> None:
+        return None
+
+
 # ---------------------------------------------------------------- nodes
 
 
@@ -417,6 +463,7 @@ class GenericObject(_S):
 
 
 TYPED_KINDS: dict[str, type] = {
+    "BoundPod": BoundPod,
     "Node": Node,
     "Pod": Pod,
     "Event": Event,

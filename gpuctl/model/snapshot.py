@@ -28,6 +28,8 @@ RUNTIMECLASSES = "runtimeclasses"
 QUEUES = "queues"
 DRA = "dra"
 LOGS = "logs"
+METRICS = "dcgm-metrics"
+RUNTIMECLASSES_KEY = RUNTIMECLASSES
 
 
 @dataclass
@@ -115,6 +117,8 @@ class Snapshot:
             self.nodes[rec.metadata.name] = rec
         elif kind == "Pod":
             self.pods[f"{rec.metadata.namespace}/{rec.metadata.name}"] = rec
+        elif kind == "BoundPod":
+            self.pods.setdefault(f"{rec.metadata.namespace}/{rec.metadata.name}", rec)
         elif kind == "Event":
             self.events.append(rec)
         elif kind == "ResourceQuota":

@@ -39,14 +39,21 @@ def _target_line(d: Diagnosis) -> Text:
     t = d.target
     line = Text()
     line.append(f" {d.verdict.upper()} ", style=VERDICT_STYLE.get(d.verdict, "bold"))
-    ref = f"{t.get('kind', 'Pod').lower()} {t.get('namespace')}/{t.get('name')}"
+    ref = f"{t.get('kind', 'Pod').lower()} " + (f"{t['namespace']}/" if t.get("namespace") else "") + str(t.get("name"))
     line.append(" ")
     line.append(clean(ref), style="bold")
     bits = []
     if t.get("phase"):
-        bits.append(str(t["phase"]) + (f" {t['age']}" if t.get("age") else ""))
-    if t.get("node"):
+        bits.append(str(t["phase"]) + (f" {t['age']}" if t.get("age") else "")
+                    + ("" if t.get("schedulable", True) else ", cordoned"))
+    if t.get("node") and t.get("kind") != "Node":
         bits.append(f"on {t['node']}")
+    for g in t.get("gpus") or []:
+        exp = f"{g['expected']} expected, " if g.get("expected") is not None else ""
+        bits.append(f"{g['resource']}: {exp}{g['capacity']} advertised, {g['allocatable']} allocatable, {g['allocated']} allocated")
+    if t.get("driver"):
+        d = t["driver"]
+        bits.append("driver " + " / CUDA ".join(x for x in (d.get("version"), d.get("cuda")) if x))
     req = t.get("requests") or {}
     if req:
         bits.append("wants " + ", ".join(f"{v} {k}" for k, v in req.items()))

@@ -1,0 +1,252 @@
+"""What a node's GPU stack looks like, from every source that may exist: the
+driver and CUDA version (a probe, else GFD labels under their current and
+deprecated names), and health evidence — Xids, ECC, row remapping, retired pages —
+from device-plugin logs, DCGM exporter metrics, the probe, and the conditions and
+taints health controllers (Node Problem Detector, NVSentinel) put on the node.
+
+Used by the runtime checks of a bound pod and by ``diagnose node``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Optional
+
+from ..knowledge import catalog
+from ..model.objects import Node
+from ..model.quantity import parse_quantity
+from ..model.snapshot import Snapshot
+
+DRIVER_FULL = "nvidia.com/cuda.driver-version.full"
+RUNTIME_FULL = "nvidia.com/cuda.runtime-version.full"
+# Deprecated GFD names (reference §4.1): cuda.driver.* holds the DRIVER version parts.
+OLD_DRIVER = ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev")
+OLD_RUNTIME = ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor")
+KUBELET_CONDITIONS = {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"}
+_GPU_WORDS = re.compile(r"(?i)\b(gpu|xid|nvml|ecc|nvlink|nvidia|row.?remap|dcgm)")
+_ECC_WORDS = re.compile(r"(?i)(ecc|row.?remap|retired.?page|double.?bit|uncorrectable)")
+_XID_WORDS = re.compile(r"(?i)xid")
+_XID_NUMBER = re.compile(r"(?i)xid[^0-9]{0,12}(\d{1,3})")
+# NVSentinel's health-event message: "ErrorCode:119 PCI:0000:97:00 GPU:GPU-… GSP_RPC_TIMEOUT; …"
+_GPU_IN_TEXT = re.compile(r"\b(?:GPU|PCI)[:=]\s?((?:GPU-)?[0-9a-fA-F][0-9a-fA-F:.-]{3,40})")
+_ERROR_CODE = re.compile(r"ErrorCode[:=]\s*(\d{1,3})\b")
+
+
+@dataclass
+class DriverInfo:
+    driver: Optional[str]
+    cuda: Optional[Any]          # knowledge.cuda.CudaVersion
+    source: str                  # "probe" | "gfd" | "gfd (deprecated labels)" | "driver branch"
+
+    def describe(self) -> str:
+        bits = [f"driver {self.driver}" if self.driver else "", f"CUDA {self.cuda}" if self.cuda else ""]
+        return " / ".join(b for b in bits if b) + f" ({self.source})"
+
+
+def driver_info(snap: Snapshot, node_name: str) -> Optional[DriverInfo]:
+    from ..knowledge.cuda import driver_cuda, parse_cuda
+
+    probe = snap.probes.get(node_name)
+    if isinstance(probe, dict) and probe.get("driverVersion"):
+        cuda = parse_cuda(str(probe.get("cudaDriverVersion") or "")) or driver_cuda(str(probe["driverVersion"]))
+        return DriverInfo(str(probe["driverVersion"]), cuda, "probe")
+    node = snap.nodes.get(node_name)
+    if node is None:
+        return None
+    labels = node.metadata.labels
+    driver, source = labels.get(DRIVER_FULL), "gfd"
+    if not driver and all(k in labels for k in OLD_DRIVER[:2]):
+        driver = ".".join(labels[k] for k in OLD_DRIVER if labels.get(k))
+        source = "gfd (deprecated labels)"
+    cuda = parse_cuda(labels.get(RUNTIME_FULL, ""))
+    if cuda is None and all(k in labels for k in OLD_RUNTIME):
+        cuda = parse_cuda(f"{labels[OLD_RUNTIME[0]]}.{labels[OLD_RUNTIME[1]]}")
+    if cuda is None and driver:
+        cuda = driver_cuda(driver)
+        if cuda is not None and source == "gfd":
+            source = "gfd driver label + driver branch table"
+    if not driver and cuda is None:
+        return None
+    return DriverInfo(driver, cuda, source)
+
+
+# ------------------------------------------------------------------ health evidence
+
+
+@dataclass
+class XidEvent:
+    xid: int
+    gpu: str          # index, UUID or PCI id, whatever the source gives
+    source: str       # "device-plugin log", "DCGM metrics", "probe", "node condition"
+    line: str
+
+
+@dataclass
+class Health:
+    xids: list[XidEvent] = field(default_factory=list)
+    ecc: list[str] = field(default_factory=list)          # evidence lines of uncorrectable ECC / remap failure
+    unhealthy: list[str] = field(default_factory=list)    # device marked unhealthy, health-controller conditions
+    sources: list[str] = field(default_factory=list)      # what was read
+    gaps: list[str] = field(default_factory=list)         # what could not be read (metrics garbage, …)
+
+
+def _num(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def node_health(snap: Snapshot, node_name: str) -> Health:
+    from .device_plugin import device_plugin_state
+
+    h = Health()
+    node = snap.nodes.get(node_name)
+    # Device-plugin log.
+    if node is not None:
+        dp = device_plugin_state(snap, [node]).for_node(node_name)
+        if dp.log:
+            h.sources.append("device-plugin log")
+        for lf in dp.log:
+            if lf.xid is not None:
+                h.xids.append(XidEvent(lf.xid, _device_of(lf.line), "device-plugin log", lf.line))
+            if lf.kind == "unhealthy":
+                h.unhealthy.append(f"log: {lf.line}")
+    # DCGM exporter metrics.
+    text = snap.metrics.get(node_name)
+    if text:
+        _from_metrics(h, text, node_name)
+    # Probe.
+    probe = snap.probes.get(node_name)
+    if isinstance(probe, dict):
+        _from_probe(h, probe)
+    # Conditions and taints set by health controllers.
+    if node is not None:
+        for c in node.status.conditions:
+            if c.type in KUBELET_CONDITIONS or c.status != "True":
+                continue
+            text = f"{c.type} {c.reason or ''} {c.message or ''}"
+            if not _GPU_WORDS.search(text):
+                continue
+            line = f"node condition {c.type}=True ({c.reason or ''}): {c.message or ''}".strip()
+            m = _XID_NUMBER.search(text) or (_XID_WORDS.search(text) and _ERROR_CODE.search(text))
+            if m:
+                gpu = _GPU_IN_TEXT.search(text)
+                h.xids.append(XidEvent(int(m.group(1)), gpu.group(1) if gpu else "?", "node condition", line))
+            elif _ECC_WORDS.search(text):
+                h.ecc.append(line)
+            else:
+                h.unhealthy.append(line)
+        for t in node.spec.taints:
+            if t.key in ("nvidia.com/gpu", "amd.com/gpu") or not _GPU_WORDS.search(t.key + " " + (t.value or "")):
+                continue
+            if _XID_WORDS.search(t.key) or _ECC_WORDS.search(t.key) or re.search(r"(?i)unhealthy|health|fault|error", t.key + (t.value or "")):
+                h.unhealthy.append(f"node taint {t.key}={t.value or ''}:{t.effect} (set by a health controller)")
+    return h
+
+
+def _device_of(line: str) -> str:
+    m = re.search(r"Device=(\S+?)[;,]", line) or re.search(r"(GPU-[0-9a-fA-F-]{8,})", line)
+    return m.group(1) if m else "?"
+
+
+def _from_metrics(h: Health, text: str, node_name: str) -> None:
+    from ..model.gpu_metrics import MetricsError, parse_dcgm
+
+    try:
+        parsed = parse_dcgm(text, node_name)
+    except MetricsError as e:
+        h.gaps.append(f"DCGM metrics for {node_name} could not be parsed: {e}")
+        return
+    h.sources.append("DCGM metrics")
+    for g in parsed.gpus:
+        ref = f"GPU {g.gpu}" + (f" ({g.uuid})" if g.uuid else "")
+        if g.xid_last:
+            h.xids.append(XidEvent(int(g.xid_last), g.gpu, "DCGM metrics",
+                                   f"DCGM_FI_DEV_XID_ERRORS on {ref} = {int(g.xid_last)} (the last Xid seen)"))
+        for xid, count in (g.xid_counts or {}).items():
+            if count:
+                h.xids.append(XidEvent(int(xid), g.gpu, "DCGM metrics", f"DCGM_EXP_XID_ERRORS_COUNT{{xid=\"{xid}\"}} on {ref} = {count:g}"))
+        if _num(g.ecc_dbe_volatile) > 0:
+            h.ecc.append(f"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL on {ref} = {g.ecc_dbe_volatile:g} uncorrectable (volatile)")
+        if _num(g.row_remap_failure) > 0:
+            h.ecc.append(f"DCGM_FI_DEV_ROW_REMAP_FAILURE on {ref} = {g.row_remap_failure:g}: row remapping failed")
+        if _num(g.retired_pending) > 0:
+            h.ecc.append(f"DCGM_FI_DEV_RETIRED_PENDING on {ref} = {g.retired_pending:g}: page retirement pending")
+        if _num(g.remapped_rows_uncorrectable) > 0:
+            h.ecc.append(f"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS on {ref} = {g.remapped_rows_uncorrectable:g}")
+
+
+def _from_probe(h: Health, probe: dict) -> None:
+    h.sources.append("probe")
+    for x in probe.get("xids") or []:
+        if isinstance(x, dict) and isinstance(x.get("xid"), int):
+            gpu = str(x.get("gpuIndex") if x.get("gpuIndex") is not None else x.get("pciBusId", "?"))
+            h.xids.append(XidEvent(x["xid"], gpu, "probe (kernel log)", str(x.get("line", ""))))
+    for g in probe.get("gpus") or []:
+        if not isinstance(g, dict):
+            continue
+        ref = f"GPU {g.get('index')} ({g.get('pciBusId', '?')})"
+        ecc = g.get("ecc") or {}
+        vol = (ecc.get("volatile") or {}).get("uncorrected")
+        if _num(vol) > 0:
+            h.ecc.append(f"probe: {ref} volatile uncorrected ECC errors = {vol}")
+        rows = g.get("remappedRows") or {}
+        if rows.get("failure"):
+            h.ecc.append(f"probe: {ref} row remapping failure occurred")
+        if rows.get("pending"):
+            h.ecc.append(f"probe: {ref} row remapping pending: reset the GPU to apply it")
+        pages = g.get("retiredPages") or {}
+        if pages.get("pending"):
+            h.ecc.append(f"probe: {ref} page retirement pending: reset the GPU to apply it")
+        action = g.get("recoveryAction")
+        if action and action != "NONE":
+            h.unhealthy.append(f"probe: {ref} NVML recovery action {action}")
+
+
+# ------------------------------------------------------------------ expected GPUs
+
+
+@dataclass
+class Expected:
+    count: Optional[int]
+    source: str
+    resource: str = "nvidia.com/gpu"
+
+
+def expected_gpus(snap: Snapshot, node: Node) -> Optional[Expected]:
+    """How many GPU devices the node should advertise: GFD count times replicas
+    (sharing), the instance type's GPU count, or what identical nodes advertise."""
+    labels = node.metadata.labels
+    replicas = int(_num(labels.get("nvidia.com/gpu.replicas", 1)) or 1)
+    if labels.get("nvidia.com/mig.strategy") in ("mixed",) or "-MIG-" in labels.get("nvidia.com/gpu.product", ""):
+        return None   # MIG: devices per profile, not whole GPUs; compared per profile elsewhere
+    resource = "nvidia.com/gpu.shared" if any(r == "nvidia.com/gpu.shared" for r in node.status.capacity) else "nvidia.com/gpu"
+    count = labels.get("nvidia.com/gpu.count")
+    if count and _num(count) > 0:
+        return Expected(int(_num(count)) * replicas, f"GFD nvidia.com/gpu.count={count}"
+                        + (f" x replicas {replicas}" if replicas > 1 else ""), resource)
+    itype = labels.get("node.kubernetes.io/instance-type") or labels.get("beta.kubernetes.io/instance-type")
+    if itype:
+        hit = catalog.match_instance_type(itype)
+        if hit:
+            return Expected(hit[1] * replicas, f"instance type {itype} has {hit[1]} GPUs", resource)
+    peers = [n for n in snap.nodes.values() if n is not node and itype and
+             (n.metadata.labels.get("node.kubernetes.io/instance-type") == itype)]
+    counts = sorted(int(_num(n.status.capacity.get(resource, 0))) for n in peers)
+    if len(counts) >= 2 and counts[len(counts) // 2] > 0:
+        return Expected(counts[len(counts) // 2], f"identical {itype} nodes advertise {counts[len(counts) // 2]}", resource)
+    return None
+
+
+@lru_cache(maxsize=None)
+def _q(value: str) -> float:
+    try:
+        return parse_quantity(value)
+    except ValueError:
+        return 0.0
+
+
+def advertised(node: Node, resource: str) -> tuple[float, float]:
+    return _q(str(node.status.capacity.get(resource, 0))), _q(str(node.status.allocatable.get(resource, 0)))

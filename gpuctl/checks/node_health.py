@@ -1,0 +1,272 @@
+"""``diagnose node``: is this node's GPU stack healthy?
+
+GPUs expected vs advertised vs allocatable vs allocated; the device plugin and the
+GPU Operator's operand pods on the node; driver/CUDA against the node's pool; the
+MIG configuration state; Xid, ECC and row-remapping evidence from every source;
+and the GPU pods that run there."""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cached_property
+from typing import Iterable, Optional
+
+from ..findings import Finding, Fix, Severity
+from ..knowledge import catalog
+from ..model.objects import Node, Pod
+from ..model.requests import pod_requests
+from ..model.snapshot import DEVICE_PLUGINS, PODS, Snapshot
+from .base import DataUnavailable, Note, check
+from .device_plugin import NodePlugin, device_plugin_state, pod_problems
+from .gpu_node import Health, advertised, driver_info, expected_gpus, node_health
+
+# GPU Operator operands, by pod label (reference §3.4; GOP assets/state-*).
+OPERANDS = {
+    "app=nvidia-driver-daemonset": "driver",
+    "app=nvidia-container-toolkit-daemonset": "container toolkit",
+    "app=nvidia-operator-validator": "operator validator",
+    "app=nvidia-dcgm-exporter": "DCGM exporter",
+    "app=gpu-feature-discovery": "GPU feature discovery",
+    "app=nvidia-mig-manager": "MIG manager",
+}
+
+
+class NodeContext:
+    def __init__(self, snap: Snapshot, node: Node):
+        self.snap = snap
+        self.node = node
+
+    @property
+    def name(self) -> str:
+        return self.node.metadata.name
+
+    ns = ""   # engine error messages name "pod {ns}/{name}"; nodes have no namespace
+
+    @cached_property
+    def pods(self) -> list[Pod]:
+        return sorted(self.snap.pods_on(self.name), key=lambda p: p.key)
+
+    @cached_property
+    def gpu_resources(self) -> list[str]:
+        res = [r for r in dict.fromkeys([*self.node.status.capacity, *self.node.status.allocatable]) if catalog.is_gpu_resource(r)]
+        return res or ["nvidia.com/gpu"]
+
+    @cached_property
+    def plugin(self) -> NodePlugin:
+        return device_plugin_state(self.snap, [self.node]).for_node(self.name)
+
+    @cached_property
+    def health(self) -> Health:
+        return node_health(self.snap, self.name)
+
+    @cached_property
+    def has_gpus(self) -> bool:
+        return catalog.node_has_gpus(self.node.metadata.labels) is not None or any(
+            advertised(self.node, r)[0] > 0 for r in self.gpu_resources)
+
+    def allocated(self, resource: str) -> float:
+        return sum(pod_requests(p).get(resource, 0.0) for p in self.pods)
+
+    def operand_pods(self) -> dict[str, list[Pod]]:
+        out: dict[str, list[Pod]] = {}
+        for p in self.pods:
+            for sel, name in OPERANDS.items():
+                k, _, v = sel.partition("=")
+                if p.metadata.labels.get(k) == v:
+                    out.setdefault(name, []).append(p)
+        return out
+
+
+def _critical_xids(ctx: NodeContext) -> list:
+    from ..knowledge.gpu_health import xid_info
+
+    return [x for x in ctx.health.xids if (xid_info(x.xid) and xid_info(x.xid).severity == "critical")]
+
+
+def _gpu_node(ctx: NodeContext) -> bool:
+    return ctx.has_gpus
+
+
+@check("gpu-count", target="node", needs=(), applies=_gpu_node, essential=True)
+def gpu_count(ctx: NodeContext) -> Iterable[Finding]:
+    """A node advertising fewer GPUs than its SKU, GFD count (times sharing
+    replicas) or identical nodes say it has: a GPU fell off the bus or a driver
+    failed on one card."""
+    exp = expected_gpus(ctx.snap, ctx.node)
+    if exp is None or exp.count is None:
+        return
+    cap, alloc = advertised(ctx.node, exp.resource)
+    if cap == 0 and alloc == 0:
+        return   # nothing advertised at all: the device plugin check explains it
+    if cap < exp.count:
+        evidence = [f"expected {exp.count} {exp.resource}: {exp.source}", f"node/{ctx.name} capacity {cap:g}, allocatable {alloc:g}"]
+        evidence += [f"{x.source}: {x.line}" for x in ctx.health.xids if x.xid == 79][:3]
+        yield Finding("gpu-count-mismatch", f"{ctx.name} advertises {cap:g} of the {exp.count} GPUs it should have",
+                      evidence=evidence, nodes=[ctx.name], root_cause=True, disruption=3,
+                      fixes=[Fix("Find the missing GPU (nvidia-smi, kernel log for 'fallen off the bus'); drain and reboot the node, "
+                                 "and replace the card if it stays missing",
+                                 [f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi -L",
+                                  f"kubectl drain {ctx.name} --ignore-daemonsets --delete-emptydir-data"])])
+
+
+@check("gpu-allocatable", target="node", applies=_gpu_node, essential=True)
+def gpu_allocatable(ctx: NodeContext) -> Iterable[Finding]:
+    """capacity > allocatable on a GPU resource: the device plugin marked devices
+    unhealthy (it keeps them so until it restarts)."""
+    for r in ctx.gpu_resources:
+        cap, alloc = advertised(ctx.node, r)
+        if cap > alloc:
+            evidence = [f"node/{ctx.name} {r}: capacity {cap:g}, allocatable {alloc:g} ({cap - alloc:g} unhealthy)"]
+            evidence += [f"log: {lf.line}" for lf in ctx.plugin.unhealthy_lines[-3:]]
+            evidence += ctx.health.unhealthy[:3]
+            pod = ctx.plugin.pods[0] if ctx.plugin.pods else None
+            cause = "xid-error" if _critical_xids(ctx) else None
+            yield Finding("gpu-unhealthy", f"The device plugin marked {cap - alloc:g} {r} on {ctx.name} unhealthy",
+                          evidence=evidence, nodes=[ctx.name], root_cause=cause is None, disruption=3, symptom_of=cause,
+                          fixes=[Fix("Find the Xid behind it (below, or the kernel log); reset the GPU or reboot, then restart the "
+                                     "device-plugin pod: it never marks a device healthy again by itself",
+                                     [f"kubectl drain {ctx.name} --ignore-daemonsets --delete-emptydir-data"]
+                                     + ([f"kubectl -n {pod.metadata.namespace} delete pod {pod.metadata.name}"] if pod else []))])
+    if ctx.health.unhealthy and not any(advertised(ctx.node, r)[0] > advertised(ctx.node, r)[1] for r in ctx.gpu_resources):
+        ctrl = [u for u in ctx.health.unhealthy if u.startswith("node ")]
+        if ctrl:
+            cause = "xid-error" if _critical_xids(ctx) else None
+            yield Finding("gpu-unhealthy", f"A health controller reports a GPU problem on {ctx.name}", evidence=ctrl[:4],
+                          nodes=[ctx.name], root_cause=cause is None, symptom_of=cause, disruption=3,
+                          fixes=[Fix("Check the GPUs and the health controller's reason before returning the node to service",
+                                     [f"kubectl describe node {ctx.name}"])])
+
+
+@check("device-plugin", target="node", needs=(DEVICE_PLUGINS,), applies=_gpu_node, essential=True)
+def device_plugin(ctx: NodeContext) -> Iterable[Finding]:
+    """The node's device-plugin pod: missing, not Ready, crash-looping, stuck in
+    toolkit validation, or unable to initialise NVML."""
+    p = ctx.plugin
+    nothing = all(advertised(ctx.node, r)[0] == 0 for r in ctx.gpu_resources)
+    if p.nvml_failed:
+        pod = p.pods[0] if p.pods else None
+        yield Finding("nvml-init-failed", f"The device plugin on {ctx.name} cannot initialise NVML",
+                      evidence=p.problems[:3] + [f"log: {lf.line}" for lf in p.log if lf.kind == "nvml-init"][-3:],
+                      nodes=[ctx.name], root_cause=True, disruption=3,
+                      fixes=[Fix("Check the driver (installed, loaded, matching its user-space library) and the toolkit",
+                                 [f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi"]
+                                 + ([f"kubectl -n {pod.metadata.namespace} logs {pod.metadata.name} --all-containers --previous --tail=50"] if pod else []))])
+        return
+    if p.problems or (nothing and not p.pods):
+        evidence = p.problems[:4] or [f"node/{ctx.name}: no device-plugin pod runs on it"]
+        if nothing:
+            evidence.append(f"node/{ctx.name} advertises no GPU resource")
+        labels = ctx.node.metadata.labels
+        fixes = []
+        if labels.get("nvidia.com/gpu.deploy.device-plugin") == "false":
+            fixes.append(Fix("The GPU Operator was told not to deploy the device plugin here; re-enable it",
+                             [f"kubectl label node {ctx.name} nvidia.com/gpu.deploy.device-plugin=true --overwrite"]))
+        fixes.append(Fix("Find out why the device-plugin pod is missing or failing on this node",
+                         [f"kubectl get pods -A -o wide --field-selector spec.nodeName={ctx.name} | grep -i device-plugin",
+                          "kubectl get ds -A | grep -i device-plugin"]))
+        yield Finding("device-plugin-not-running", f"The device plugin is {'missing' if not p.pods else 'not running well'} on {ctx.name}"
+                      + ("; the node advertises no GPUs" if nothing else ""), evidence=evidence, nodes=[ctx.name],
+                      root_cause=True, disruption=2, fixes=fixes, severity=None if nothing else Severity.WARNING)
+
+
+@check("gpu-operator-operands", target="node", needs=(PODS,), applies=_gpu_node)
+def operands(ctx: NodeContext) -> Iterable[Finding]:
+    """The GPU Operator's operand pods on the node (driver, toolkit, validator,
+    DCGM, GFD, MIG manager): a failing driver or toolkit pod explains most of the
+    rest. Reported as evidence; the node's state decides the code."""
+    problems = []
+    for name, pods in sorted(ctx.operand_pods().items()):
+        for p in pods:
+            problems += [f"{name}: {line}" for line in pod_problems(p)]
+    if problems:
+        raise_if = [ln for ln in problems if ln.startswith(("driver", "container toolkit"))]
+        if raise_if:
+            yield Finding("nvml-init-failed" if any("driver" in ln for ln in raise_if) else "device-plugin-not-running",
+                          f"GPU Operator operands are failing on {ctx.name}", evidence=problems[:6], nodes=[ctx.name],
+                          root_cause=True, disruption=3,
+                          fixes=[Fix("Read the failing operand's log", [f"kubectl get pods -A -o wide --field-selector spec.nodeName={ctx.name}"])])
+
+
+@check("xid", target="node", applies=_gpu_node)
+def xid(ctx: NodeContext) -> Iterable[Finding]:
+    """Xid errors, each with its catalog meaning and the action it calls for."""
+    from ..knowledge.gpu_health import xid_info
+
+    if not ctx.health.sources and not ctx.health.xids:
+        raise DataUnavailable("no Xid source: no device-plugin log, DCGM metrics, probe or health-controller condition for "
+                              + ctx.name + (f" ({'; '.join(ctx.health.gaps)})" if ctx.health.gaps else ""))
+    by_xid: dict[int, list] = {}
+    for x in ctx.health.xids:
+        by_xid.setdefault(x.xid, []).append(x)
+    worst: Optional[tuple] = None
+    evidence = []
+    for n, events in sorted(by_xid.items()):
+        info = xid_info(n)
+        gpus = sorted({e.gpu for e in events})
+        what = f"Xid {n}" + (f" {info.mnemonic}: {info.description} → {info.action}" if info else " (not in the catalog)")
+        evidence.append(f"{what} (GPU {', '.join(gpus)}; seen in {', '.join(sorted({e.source for e in events}))})")
+        evidence += [f"  {e.line}" for e in events[-2:]]
+        sev = info.severity if info else "warning"
+        if worst is None or (sev == "critical" and worst[1] != "critical"):
+            worst = (n, sev, info)
+    if worst is None:
+        return
+    n, sev, info = worst
+    yield Finding("xid-error", f"Xid {n} on {ctx.name}" + (f": {info.description}; {info.action}" if info else ""),
+                  evidence=evidence[:10], nodes=[ctx.name], root_cause=True, disruption=3,
+                  severity=Severity.CRITICAL if sev == "critical" else Severity.WARNING,
+                  fixes=[Fix(info.action if info else "Look the Xid up in NVIDIA's Xid catalog",
+                             [f"kubectl drain {ctx.name} --ignore-daemonsets --delete-emptydir-data",
+                              f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi -q -d ECC,ROW_REMAPPER"])])
+
+
+@check("ecc", target="node", applies=_gpu_node)
+def ecc(ctx: NodeContext) -> Iterable[Finding]:
+    """Uncorrectable ECC errors, pending page retirement or row remapping, or a
+    row-remapping failure."""
+    if ctx.health.ecc:
+        yield Finding("ecc-uncorrectable", f"Uncorrectable memory errors on {ctx.name}'s GPUs", evidence=ctx.health.ecc[:6],
+                      nodes=[ctx.name], root_cause=True, disruption=3,
+                      fixes=[Fix("Drain the node and reset the GPU (pending remaps/retirements apply at reset); "
+                                 "a remapping failure or recurring errors mean the card should be replaced",
+                                 [f"kubectl drain {ctx.name} --ignore-daemonsets --delete-emptydir-data",
+                                  f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi -r"])])
+
+
+@check("driver-drift", target="node", applies=_gpu_node)
+def driver_drift(ctx: NodeContext) -> Iterable[Finding]:
+    """The node's driver against its pool (same instance type or GPU product):
+    reported in the check's detail; a lagging node runs fewer images."""
+    info = driver_info(ctx.snap, ctx.name)
+    if info is None:
+        raise DataUnavailable(f"no driver version for {ctx.name} (no GFD cuda labels, no probe)")
+    key = _pool_key(ctx.node)
+    peers = [n for n in ctx.snap.nodes.values() if n is not ctx.node and key and _pool_key(n) == key]
+    versions = Counter(i.driver for i in (driver_info(ctx.snap, n.metadata.name) for n in peers) if i and i.driver)
+    if versions:
+        common, _ = versions.most_common(1)[0]
+        if info.driver and info.driver != common:
+            yield Note(f"{ctx.name}: {info.describe()}; most of its pool ({key}) runs driver {common}")
+            return
+    yield Note(f"{ctx.name}: {info.describe()}" + (f"; pool {key} agrees" if versions else ""))
+
+
+def _pool_key(n: Node) -> Optional[str]:
+    labels = n.metadata.labels
+    return labels.get("node.kubernetes.io/instance-type") or labels.get("nvidia.com/gpu.product")
+
+
+@check("mig", target="node", applies=lambda ctx: ctx.node.metadata.labels.get("nvidia.com/mig.capable") == "true"
+       or "nvidia.com/mig.config" in ctx.node.metadata.labels)
+def mig(ctx: NodeContext) -> Iterable[Finding]:
+    """The MIG manager's state for the node's requested MIG layout."""
+    labels = ctx.node.metadata.labels
+    state = labels.get("nvidia.com/mig.config.state")
+    config = labels.get("nvidia.com/mig.config")
+    detail = f"mig.config={config or 'unset'}, mig.config.state={state or 'unset'}, strategy={labels.get('nvidia.com/mig.strategy', 'none')}"
+    if state == "failed":
+        yield Finding("mig-profile-unavailable", f"The MIG manager failed to apply {config} on {ctx.name}",
+                      evidence=[detail], nodes=[ctx.name], root_cause=True, disruption=3,
+                      fixes=[Fix("Read the MIG manager's log; GPUs must be idle for a repartition",
+                                 [f"kubectl get pods -A -o wide --field-selector spec.nodeName={ctx.name} | grep mig-manager"])])
+    yield Note(detail)

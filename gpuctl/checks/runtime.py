@@ -1,0 +1,513 @@
+"""Why a pod that got a node does not run well: the kubelet refused its devices,
+the NVIDIA runtime hook failed, the image's CUDA is newer than the driver, the
+container lost its GPU, ran out of GPU or host memory, or simply crashes.
+
+Text comes from the pod's status, its container states, its events and its logs
+(current and previous), classified with gpuctl/knowledge/runtime_messages.yaml.
+Non-GPU causes (image pull, host OOM, plain crash loops) are named as such, so
+nobody chases the GPU for them."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from ..findings import Finding, Fix, Severity
+from .base import DataUnavailable, check
+from .context import PodContext
+from .device_plugin import device_plugin_state
+from .gpu_node import advertised, driver_info, node_health
+from .pending import edit_commands, workload_ref
+
+MAX_LINE = 300
+LOG_LINES = 200
+PULL_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable")
+START_REASONS = ("CreateContainerError", "RunContainerError", "CreateContainerConfigError", "StartError",
+                 "ContainerCannotRun")
+ADMISSION_REASONS = ("UnexpectedAdmissionError", "TopologyAffinityError")
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_LINE else text[: MAX_LINE - 1] + "…"
+
+
+def _bound(ctx: PodContext) -> bool:
+    return ctx.bound and ctx.pod.phase != "Succeeded"
+
+
+def _texts(ctx: PodContext) -> list[tuple[str, str, str]]:
+    """(where, text, origin) for every status/event text of the pod."""
+    pod = ctx.pod
+    out: list[tuple[str, str, str]] = []
+    if pod.status.message:
+        out.append(("status", pod.status.message, f"pod status ({pod.status.reason or pod.phase})"))
+    for cs in [*pod.status.initContainerStatuses, *pod.status.containerStatuses]:
+        for label, st in (("state", cs.state), ("last state", cs.lastState)):
+            if st is None:
+                continue
+            if st.waiting and st.waiting.message:
+                out.append(("status", st.waiting.message, f"container {cs.name} {label} waiting {st.waiting.reason or ''}"))
+            if st.terminated and st.terminated.message:
+                out.append(("status", st.terminated.message, f"container {cs.name} {label} terminated {st.terminated.reason or ''}"))
+    for e in ctx.events:
+        if e.type == "Warning" or e.reason in ADMISSION_REASONS:
+            out.append(("event", e.message or "", ctx.event_line(e)))
+    return out
+
+
+def _classify(ctx: PodContext, codes: tuple[str, ...]) -> dict[str, list[tuple[str, str]]]:
+    """code -> [(detail, evidence line)] from status and event texts."""
+    from ..knowledge.runtime import classify
+
+    found: dict[str, list[tuple[str, str]]] = {}
+    for where, text, origin in _texts(ctx):
+        for m in classify(text, where):
+            if m.code in codes:
+                line = origin if origin.startswith("event") else f"{origin}: {_short(text)}"
+                found.setdefault(m.code, [])
+                if (m.detail, line) not in found[m.code]:
+                    found[m.code].append((m.detail, line))
+    return found
+
+
+def _node_ref(ctx: PodContext) -> str:
+    return ctx.pod.spec.nodeName or "?"
+
+
+# ------------------------------------------------------------------ admission
+
+
+@check("device-admission", applies=_bound)
+def device_admission(ctx: PodContext) -> Iterable[Finding]:
+    """UnexpectedAdmissionError: the kubelet's device manager could not allocate
+    the pod's GPUs (unregistered resource after a restart, unhealthy devices, a
+    shared-resource request too large). Rejected pods stay Failed until deleted."""
+    hits = _classify(ctx, ("unexpected-admission-error",))
+    if not hits and ctx.pod.status.reason not in ADMISSION_REASONS:
+        return
+    node = _node_ref(ctx)
+    lines = hits.get("unexpected-admission-error", [])
+    detail = lines[0][0] if lines else ctx.pod.status.reason or "admission refused"
+    evidence = [ln for _, ln in lines] or [f"pod status: {ctx.pod.status.reason}: {_short(ctx.pod.status.message or '')}"]
+    n = ctx.snap.nodes.get(node)
+    if n is not None:
+        dp = device_plugin_state(ctx.snap, [n]).for_node(node)
+        evidence += dp.problems[:2] + [f"log: {lf.line}" for lf in dp.unhealthy_lines[-2:]]
+        for r, q in ctx.gpu_requests.items():
+            cap, alloc = n.status.capacity.get(r, 0), n.status.allocatable.get(r, 0)
+            evidence.append(f"node/{node} {r}: capacity {cap}, allocatable {alloc}")
+    ref = workload_ref(ctx)
+    yield Finding("unexpected-admission-error", f"The kubelet on {node} refused the pod's GPUs: {detail}",
+                  evidence=evidence, nodes=[node], root_cause=True, disruption=1,
+                  fixes=[Fix("Check the node's device plugin and GPUs, then delete the Failed pod so its controller "
+                             "creates a new one (rejected pods are never retried)",
+                             [f"gpuctl diagnose node {node}",
+                              f"kubectl -n {ctx.ns} delete pod {ctx.name}" + ("" if ref.startswith("pod/") else f"   # {ref} re-creates it")])])
+
+
+# ------------------------------------------------------------------ container start
+
+
+@check("container-start", applies=_bound)
+def container_start(ctx: PodContext) -> Iterable[Finding]:
+    """The container could not start: the NVIDIA runtime hook failed
+    (nvidia-container-cli), the image's CUDA requirement is above the driver, or
+    the sandbox runtime handler (RuntimeClass) is missing on the node."""
+    hits = _classify(ctx, ("nvidia-runtime-error", "driver-cuda-mismatch", "runtime-class-missing"))
+    node = _node_ref(ctx)
+    for code, lines in hits.items():
+        detail = lines[0][0]
+        evidence = [ln for _, ln in lines[:4]]
+        if code == "nvidia-runtime-error":
+            fixes = [Fix("Check the driver and the container toolkit on the node (GPU Operator: driver and toolkit pods)",
+                          [f"gpuctl diagnose node {node}",
+                           f"kubectl get pods -A -o wide --field-selector spec.nodeName={node} | grep -Ei 'driver|toolkit|validator'",
+                           f"kubectl debug node/{node} -it --image=busybox -- chroot /host nvidia-smi"])]
+            summary = f"The NVIDIA container runtime failed to start the container on {node}: {detail}"
+        elif code == "runtime-class-missing":
+            rc = ctx.pod.spec.runtimeClassName
+            fixes = [Fix(f"Configure the '{rc or 'nvidia'}' runtime handler on the node (GPU Operator: container toolkit) "
+                          "or use a RuntimeClass whose handler exists",
+                          ["kubectl get runtimeclass -o wide",
+                           f"kubectl get pods -A -o wide --field-selector spec.nodeName={node} | grep -i toolkit"])]
+            summary = f"The node's container runtime has no handler for the pod's RuntimeClass: {detail}"
+        else:
+            yield from _cuda_finding(ctx, extra_evidence=evidence, crashed=True)
+            continue
+        yield Finding(code, summary, evidence=evidence, nodes=[node], root_cause=True, disruption=2, fixes=fixes)
+
+
+@check("runtime-class", applies=lambda ctx: bool(ctx.pod.spec.runtimeClassName))
+def runtime_class(ctx: PodContext) -> Iterable[Finding]:
+    """The pod names a RuntimeClass the cluster does not have."""
+    name = ctx.pod.spec.runtimeClassName
+    if "runtimeclasses" in ctx.snap.gaps or not ctx.snap.runtime_classes:
+        return   # not collected (or the snapshot has none at all): nothing to compare with
+    if name in ctx.snap.runtime_classes:
+        return
+    yield Finding("runtime-class-missing", f"The pod names RuntimeClass {name}, which does not exist",
+                  evidence=[f"RuntimeClasses in the cluster: {', '.join(sorted(ctx.snap.runtime_classes))}"],
+                  root_cause=True, disruption=1,
+                  fixes=[Fix("Use an existing RuntimeClass (the GPU Operator creates 'nvidia') or create it",
+                             ["kubectl get runtimeclass", *edit_commands(ctx, "spec.runtimeClassName")])])
+
+
+# ------------------------------------------------------------------ non-GPU causes
+
+
+@check("image-pull", applies=_bound)
+def image_pull(ctx: PodContext) -> Iterable[Finding]:
+    """The image cannot be pulled: not a GPU problem, and said so."""
+    waiting = [(cs.name, cs.state.waiting) for cs in [*ctx.pod.status.initContainerStatuses, *ctx.pod.status.containerStatuses]
+               if cs.state and cs.state.waiting and cs.state.waiting.reason in PULL_REASONS]
+    hits = _classify(ctx, ("image-pull-failed",))
+    if not waiting and not hits:
+        return
+    evidence = [f"container {n} waiting {w.reason}: {_short(w.message or '')}" for n, w in waiting]
+    evidence += [ln for _, ln in hits.get("image-pull-failed", [])[:3]]
+    images = sorted({c.image or "?" for c in [*ctx.pod.spec.containers, *ctx.pod.spec.initContainers]
+                     if not waiting or c.name in {n for n, _ in waiting}})
+    yield Finding("image-pull-failed", f"The image cannot be pulled ({', '.join(images)}); this is not a GPU problem",
+                  evidence=evidence, nodes=[_node_ref(ctx)], root_cause=True, disruption=1,
+                  fixes=[Fix("Check the image name and tag, and the pull secret for private registries (nvcr.io needs an NGC key)",
+                             [f"kubectl -n {ctx.ns} describe pod {ctx.name} | grep -A3 -i 'failed to pull'",
+                              f"kubectl -n {ctx.ns} get pod {ctx.name} -o jsonpath='{{.spec.imagePullSecrets}}'"])])
+
+
+@check("host-oom", applies=_bound)
+def host_oom(ctx: PodContext) -> Iterable[Finding]:
+    """OOMKilled: the container exceeded its host-memory limit (exit 137), not GPU memory."""
+    for cs in ctx.pod.status.containerStatuses:
+        for label, st in (("state", cs.state), ("last state", cs.lastState)):
+            t = st.terminated if st else None
+            if t and t.reason == "OOMKilled":
+                c = next((c for c in ctx.pod.spec.containers if c.name == cs.name), None)
+                limit = c.resources.limits.get("memory") if c else None
+                yield Finding("container-oom-killed",
+                              f"Container {cs.name} was killed for host memory (OOMKilled, exit {t.exitCode}); not GPU memory",
+                              evidence=[f"container {cs.name} {label}: terminated OOMKilled exit {t.exitCode} at {t.finishedAt or '?'}",
+                                        f"memory limit: {limit or 'none'}; restarts: {cs.restartCount}"],
+                              nodes=[_node_ref(ctx)], root_cause=True, disruption=1,
+                              fixes=[Fix("Raise the container's memory limit (data loaders and pinned memory count here), "
+                                         "or lower the batch/worker count", edit_commands(ctx, f"resources.limits.memory of {cs.name}"))])
+                return
+
+
+# ------------------------------------------------------------------ logs
+
+
+def _logs(ctx: PodContext) -> list[tuple[str, bool, str]]:
+    out = []
+    for cs in ctx.pod.status.containerStatuses:
+        for previous in (False, True):
+            if previous and not cs.restartCount:
+                continue
+            text = ctx.snap.logs.get(ctx.ns, ctx.name, cs.name, previous)
+            if text:
+                out.append((cs.name, previous, "\n".join(text.splitlines()[-LOG_LINES:])))
+    return out
+
+
+def _sharing(ctx: PodContext) -> Optional[str]:
+    n = ctx.snap.nodes.get(ctx.pod.spec.nodeName or "")
+    if n is None:
+        return None
+    labels = n.metadata.labels
+    strategy = labels.get("nvidia.com/gpu.sharing-strategy")
+    if strategy in ("time-slicing", "mps"):
+        return f"{strategy} with {labels.get('nvidia.com/gpu.replicas', '?')} replicas per GPU"
+    if any(r.endswith(".shared") for r in ctx.gpu_requests):
+        return "a shared GPU resource"
+    return None
+
+
+@check("container-logs", needs=(), applies=_bound)
+def container_logs(ctx: PodContext) -> Iterable[Finding]:
+    """CUDA, NVML and framework signatures in the container's logs (current and
+    previous): no GPU visible, CUDA out of memory, NVML lost, driver too old,
+    uncorrectable ECC."""
+    from ..knowledge.runtime import classify
+
+    logs = _logs(ctx)
+    if not logs:
+        gap = next((g for k, g in ctx.snap.log_gaps.items() if k.startswith(f"{ctx.ns}/{ctx.name}/")), None)
+        if gap is not None:
+            raise DataUnavailable(gap.describe())
+        return
+    seen: dict[str, list[tuple[str, str]]] = {}
+    severity_override = None
+    for container, previous, text in logs:
+        for line in text.splitlines():
+            for m in classify(line, "log"):
+                tag = f"log of {container}{' (previous)' if previous else ''}: {_short(line)}"
+                if len(seen.setdefault(m.code, [])) < 4:
+                    seen[m.code].append((m.detail, tag))
+    node = _node_ref(ctx)
+    for code, lines in seen.items():
+        detail, evidence = lines[0][0], [ln for _, ln in lines]
+        if code == "gpu-not-requested":
+            if ctx.gpu_requests:
+                code = "nvidia-runtime-error"
+                summary = f"The container sees no GPU although the pod requests {', '.join(ctx.gpu_requests)}: {detail}"
+                fixes = [Fix("Check the NVIDIA runtime on the node and that the image does not override NVIDIA_VISIBLE_DEVICES",
+                              [f"gpuctl diagnose node {node}"])]
+            else:
+                summary = f"The container wants a GPU ({detail}) but the pod requests none"
+                fixes = [Fix("Request a GPU in the pod spec (limits: nvidia.com/gpu: 1) and tolerate the GPU nodes' taint",
+                              edit_commands(ctx, "resources.limits: nvidia.com/gpu: 1"))]
+        elif code == "gpu-memory-exhausted":
+            running = ctx.pod.phase == "Running" and all(cs.ready for cs in ctx.pod.status.containerStatuses)
+            severity_override = None if running else Severity.BLOCKER
+            sharing = _sharing(ctx)
+            summary = "CUDA ran out of GPU memory" + (f" on a GPU shared by {sharing}" if sharing else "")
+            isolation = ("; time-slicing gives no memory isolation: the other pods on the GPU use the same memory"
+                         if sharing and sharing.startswith("time-slicing") else
+                         "; MPS gives each pod an equal share (1/replicas) of the GPU's memory" if sharing and sharing.startswith("mps") else "")
+            fixes = [Fix("Lower the batch size or model footprint, or request a whole GPU / a bigger one" + isolation,
+                         [f"kubectl -n {ctx.ns} logs {ctx.name} --previous --tail=30"])]
+        elif code == "container-lost-gpu-access":
+            summary = f"The container lost access to its GPU while running ({detail})"
+            fixes = [Fix("Restart the pod to get the devices back; stop it recurring by fixing the runtime/cgroup setup "
+                         "(systemd cgroup driver and daemon-reload interplay in the NVIDIA container toolkit)",
+                         [f"kubectl -n {ctx.ns} delete pod {ctx.name}", f"gpuctl diagnose node {node}"])]
+        elif code == "driver-cuda-mismatch":
+            yield from _cuda_finding(ctx, extra_evidence=evidence, crashed=True)
+            continue
+        elif code == "ecc-uncorrectable":
+            summary = f"The GPU reported an uncorrectable ECC error to the application on {node}"
+            fixes = [Fix("Drain the node and check the GPU's ECC and row-remapping state", [f"gpuctl diagnose node {node}",
+                                                                                             f"kubectl drain {node} --ignore-daemonsets --delete-emptydir-data"])]
+        elif code == "crash-loop":
+            continue  # explained by the crash-loop check, with these lines as evidence
+        else:
+            summary = detail
+            fixes = []
+        yield Finding(code, summary, evidence=evidence, nodes=[node], root_cause=True, disruption=2, fixes=fixes,
+                      severity=severity_override if code == "gpu-memory-exhausted" else None)
+
+
+@check("crash-loop", applies=_bound)
+def crash_loop(ctx: PodContext) -> Iterable[Finding]:
+    """A container keeps exiting and nothing more specific explains it: show its
+    exit code and last log lines."""
+    from ..knowledge.runtime import classify
+
+    if _specific_cause(ctx):
+        return
+    for cs in ctx.pod.status.containerStatuses:
+        waiting = cs.state.waiting if cs.state else None
+        last = cs.lastState.terminated if cs.lastState else None
+        now_term = cs.state.terminated if cs.state else None
+        looping = (waiting and waiting.reason == "CrashLoopBackOff") or (cs.restartCount >= 3 and last and last.exitCode != 0)
+        failed = now_term is not None and now_term.exitCode != 0 and ctx.pod.phase == "Failed"
+        if not (looping or failed):
+            continue
+        term = last or now_term
+        if term is not None and term.reason == "OOMKilled":
+            continue
+        text = ctx.snap.logs.get(ctx.ns, ctx.name, cs.name, True) or ctx.snap.logs.get(ctx.ns, ctx.name, cs.name, False) or ""
+        tail = [ln for ln in text.splitlines() if ln.strip()][-5:]
+        hints = [m.detail for ln in text.splitlines()[-LOG_LINES:] for m in classify(ln, "log") if m.code == "crash-loop"]
+        evidence = [f"container {cs.name}: {waiting.reason if waiting else 'terminated'}, restarts {cs.restartCount}, "
+                    f"last exit code {term.exitCode if term else '?'} ({term.reason if term and term.reason else 'Error'})"]
+        evidence += [f"last log line: {_short(ln)}" for ln in tail]
+        summary = f"Container {cs.name} keeps exiting (exit code {term.exitCode if term else '?'})"
+        summary += f": {hints[0]}" if hints else "; its log shows no GPU cause"
+        yield Finding("crash-loop", summary, evidence=evidence, nodes=[_node_ref(ctx)], root_cause=True, disruption=2,
+                      fixes=[Fix("Read the previous container's log and fix the application error",
+                                 [f"kubectl -n {ctx.ns} logs {ctx.name} -c {cs.name} --previous --tail=100"])])
+        return
+
+
+SPECIFIC = ("unexpected-admission-error", "nvidia-runtime-error", "driver-cuda-mismatch", "runtime-class-missing",
+            "image-pull-failed", "gpu-not-requested", "gpu-memory-exhausted", "container-lost-gpu-access",
+            "ecc-uncorrectable", "container-oom-killed")
+
+
+def _specific_cause(ctx: PodContext) -> bool:
+    """Whether a more specific runtime code explains the pod's exits (crash-loop is
+    only for exits nothing else explains)."""
+    from ..knowledge.runtime import classify
+
+    if _classify(ctx, SPECIFIC):
+        return True
+    for _, _, text in _logs(ctx):
+        for line in text.splitlines():
+            if any(m.code in SPECIFIC for m in classify(line, "log")):
+                return True
+    return False
+
+
+# ------------------------------------------------------------------ driver and CUDA
+
+
+def _gpu_pod(ctx: PodContext) -> bool:
+    return bool(ctx.gpu_requests) and ctx.pod.phase not in ("Succeeded", "Failed") and not ctx.pod.metadata.deletionTimestamp
+
+
+@check("driver-cuda", applies=_gpu_pod)
+def driver_cuda(ctx: PodContext) -> Iterable[Finding]:
+    """The CUDA version the image needs (NVIDIA_REQUIRE_CUDA/CUDA_VERSION, or the
+    image tag) against the driver of the node it runs on, or of the nodes it may
+    land on — flagged before the pod crashes."""
+    yield from _cuda_finding(ctx, extra_evidence=[], crashed=False)
+
+
+def _requirement(ctx: PodContext):
+    from ..knowledge.cuda import required_cuda
+
+    best = None
+    for c in ctx.pod.spec.containers:
+        env = {e.name: e.value for e in c.env if e.value is not None}
+        req = required_cuda(env, c.image)
+        if req is not None and (best is None or req.cuda > best[1].cuda):
+            best = (c.name, req)
+    return best
+
+
+def _requirement_from_text(lines: list[str]):
+    """The requirement the NVIDIA runtime reported refusing ('unsatisfied condition:
+    cuda>=12.4'), for images whose env is not visible in the pod spec."""
+    from ..knowledge.cuda import requirement_from_message
+
+    for line in lines:
+        req = requirement_from_message(line)
+        if req is not None:
+            return ("?", req)
+    return None
+
+
+def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> Iterable[Finding]:
+    from ..knowledge.cuda import check_compat, runtime_refuses
+
+    found = _requirement(ctx) or _requirement_from_text(extra_evidence)
+    if found is None:
+        if crashed:   # the runtime said so, but the requirement is not in the spec: report what we saw
+            node = _node_ref(ctx)
+            yield Finding("driver-cuda-mismatch", f"The container needs a newer CUDA than the driver on {node} supports",
+                          evidence=extra_evidence, nodes=[node], root_cause=True, disruption=2,
+                          fixes=[Fix("Run on nodes with a newer driver, or use an image built for an older CUDA",
+                                     [f"gpuctl diagnose node {node}"])])
+        return
+    container, req = found
+
+    def verdict(node_name: str):
+        """(driver info, will it fail?): an enforced requirement (NVIDIA_REQUIRE_CUDA,
+        CUDA_VERSION, the runtime's own error) fails where the runtime refuses it;
+        one read from an image tag only where no compatibility path exists."""
+        info = driver_info(ctx.snap, node_name)
+        if info is None or info.cuda is None:
+            return info, None
+        if req.enforced:
+            return info, runtime_refuses(info.cuda, req, info.driver)
+        return info, check_compat(info.driver, info.cuda, req.cuda).status == "unsupported"
+
+    want = f"{req.cuda} ({req.source}: {_short(req.raw)})"
+    if ctx.bound:
+        node = ctx.pod.spec.nodeName or ""
+        info, bad = verdict(node)
+        if not bad:
+            return
+        good = _good_nodes(ctx, verdict)
+        evidence = [f"container {container} needs CUDA {want}" if container != "?" else f"the image needs CUDA {want}",
+                    f"node/{node}: {info.describe()}"] + extra_evidence
+        if good:
+            evidence.append(f"nodes whose driver supports it: {', '.join(good[:6])}" + (" …" if len(good) > 6 else ""))
+        certain = crashed or req.enforced
+        yield Finding("driver-cuda-mismatch",
+                      f"The image needs CUDA {req.cuda}, but the driver on {node} supports only CUDA {info.cuda}"
+                      + ("" if crashed else "; the container will fail to start" if req.enforced
+                         else "; it may fail unless the image carries CUDA forward-compatibility libraries"),
+                      evidence=evidence, nodes=[node], root_cause=True, disruption=2, fixes=_cuda_fixes(ctx, req, good),
+                      severity=None if certain else Severity.WARNING)
+        return
+    # Not bound yet: which nodes could it land on, and would they run it?
+    candidates = [f.name for f in ctx.fits if f.fits] or [f.name for f in ctx.fits if f.candidate]
+    judged = {n: verdict(n) for n in candidates}
+    bad_nodes = [n for n, (_, bad) in judged.items() if bad]
+    if not bad_nodes:
+        return
+    good = _good_nodes(ctx, verdict)
+    sample = judged[bad_nodes[0]][0]
+    severity = Severity.BLOCKER if len(bad_nodes) == len(judged) and req.enforced else Severity.WARNING
+    summary = (f"The image needs CUDA {req.cuda}; {len(bad_nodes)} of the {len(judged)} nodes the pod can land on have a "
+               f"driver that supports only CUDA {sample.cuda}: it will fail to start there")
+    evidence = [f"container {container} needs CUDA {want}"] + \
+               [f"node/{n}: {judged[n][0].describe()}" for n in bad_nodes[:5]] + extra_evidence
+    if good:
+        evidence.append(f"nodes whose driver supports it: {', '.join(good[:6])}" + (" …" if len(good) > 6 else ""))
+    yield Finding("driver-cuda-mismatch", summary, evidence=evidence, nodes=bad_nodes[:20], root_cause=True,
+                  disruption=2, severity=severity, fixes=_cuda_fixes(ctx, req, good))
+
+
+def _good_nodes(ctx: PodContext, verdict) -> list[str]:
+    out = []
+    for f in ctx.fits if ctx.snap.nodes else []:
+        if f.gpu_node:
+            info, bad = verdict(f.name)
+            if bad is False:
+                out.append(f.name)
+    return out
+
+
+def _cuda_fixes(ctx: PodContext, req, good: list[str]) -> list[Fix]:
+    fixes = []
+    if good:
+        versions = sorted({str(i.cuda) for i in (driver_info(ctx.snap, n) for n in good) if i and i.cuda})
+        fixes.append(Fix(f"Schedule the pod onto nodes whose driver supports CUDA {req.cuda} ({', '.join(good[:4])}"
+                         f"{', …' if len(good) > 4 else ''}), e.g. required node affinity "
+                         f"nvidia.com/cuda.runtime-version.full In [{', '.join(versions)}]",
+                         [f"kubectl get nodes {' '.join(good[:4])} -L nvidia.com/cuda.driver-version.full,nvidia.com/cuda.runtime-version.full"]
+                         + edit_commands(ctx, "add required node affinity for the new-driver nodes")))
+    fixes.append(Fix(f"Or use an image built for the node's CUDA, or upgrade the node driver to one that supports CUDA {req.cuda}",
+                     ["kubectl -n gpu-operator get pods -l app=nvidia-driver-daemonset -o wide"]))
+    return fixes
+
+
+# ------------------------------------------------------------------ node health under a failing pod
+
+
+def _failing_gpu_pod(ctx: PodContext) -> bool:
+    if not ctx.bound or not ctx.gpu_requests:
+        return False
+    if ctx.pod.phase == "Failed" and ctx.pod.status.reason in ADMISSION_REASONS:
+        return True
+    statuses = ctx.pod.status.containerStatuses
+    healthy = ctx.pod.phase == "Running" and statuses and all(cs.ready for cs in statuses)
+    return not healthy
+
+
+@check("node-gpu-health", applies=_failing_gpu_pod)
+def node_gpu_health(ctx: PodContext) -> Iterable[Finding]:
+    """Xid and ECC evidence on the failing pod's node: the GPU, not the app, may be at fault."""
+    from ..knowledge.gpu_health import xid_info
+
+    node = ctx.pod.spec.nodeName or ""
+    h = node_health(ctx.snap, node)
+    serious = []
+    for x in h.xids:
+        info = xid_info(x.xid)
+        if info is not None and info.severity == "critical":
+            serious.append((x, info))
+    if serious:
+        x, info = serious[-1]
+        yield Finding("xid-error", f"Xid {x.xid} ({info.mnemonic}) on {node}'s GPU {x.gpu}: {info.description}; {info.action}",
+                      evidence=[f"{s.source}: {_short(s.line)}" for s, _ in serious[-4:]], nodes=[node], root_cause=True,
+                      disruption=3, fixes=[Fix(info.action, [f"gpuctl diagnose node {node}"])])
+    n = ctx.snap.nodes.get(node)
+    for r in ctx.gpu_requests if n is not None else []:
+        cap, alloc = advertised(n, r)
+        if cap > alloc:
+            dp = device_plugin_state(ctx.snap, [n]).for_node(node)
+            yield Finding("gpu-unhealthy", f"{cap - alloc:g} of the {cap:g} {r} on {node} are marked unhealthy",
+                          evidence=[f"node/{node} {r}: capacity {cap:g}, allocatable {alloc:g}"]
+                          + [f"log: {lf.line}" for lf in dp.unhealthy_lines[-2:]], nodes=[node],
+                          symptom_of="xid-error" if serious else None, root_cause=not serious, disruption=3,
+                          fixes=[Fix("Reset or replace the faulty GPUs, then restart the device-plugin pod",
+                                     [f"gpuctl diagnose node {node}"])])
+    if h.ecc:
+        yield Finding("ecc-uncorrectable", f"Uncorrectable memory errors on {node}'s GPUs", evidence=h.ecc[:5],
+                      nodes=[node], root_cause=True, disruption=3,
+                      fixes=[Fix("Drain the node, reset the GPU and check row remapping; replace the card if it recurs",
+                                 [f"gpuctl diagnose node {node}", f"kubectl drain {node} --ignore-daemonsets --delete-emptydir-data"])])
+
