@@ -165,11 +165,7 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
         results.append(CheckResult("cause-identified", Status.SKIPPED,
                                    f"the pod has been Pending for {human_age(age)} and no check identified why; "
                                    "look at its events and at the scheduler's logs", essential=True))
-    for gap_key, gap in sorted(snap.gaps.items()):
-        if not any(gap.describe() in r.detail for r in results):
-            results.append(CheckResult(f"read {gap_key}", Status.SKIPPED, gap.describe(), essential=False))
-    for m in snap.malformed[:10]:
-        results.append(CheckResult("decode objects", Status.ERROR, m, essential=False))
+    _data_results(snap, results)
     ranked = merge(findings)
     verdict = verdict_for(ranked, results, ctx.bound)
     nodes = []
@@ -183,6 +179,16 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
         notes.append("The verdict is inconclusive: see the skipped checks for what could not be read or decided; "
                      "the findings show what the rest supports.")
     return Diagnosis(target=pod_target(ctx), verdict=verdict, findings=ranked, checks=results, nodes=nodes, notes=notes)
+
+
+def _data_results(snap: Snapshot, results: list[CheckResult]) -> None:
+    """What could not be read or decoded, as skipped/error checks, so a report never
+    hides a gap (only those not already named by a check's own detail)."""
+    for gap_key, gap in sorted(snap.gaps.items()):
+        if not any(gap.describe() in r.detail for r in results):
+            results.append(CheckResult(f"read {gap_key}", Status.SKIPPED, gap.describe(), essential=False))
+    for m in snap.malformed[:10]:
+        results.append(CheckResult("decode objects", Status.ERROR, m, essential=False))
 
 
 def _runtime_state(ctx: PodContext, explained: bool) -> CheckResult:
@@ -231,6 +237,7 @@ def diagnose_node(snap: Snapshot, name: str) -> Diagnosis:
     node = find_node(snap, name)
     ctx = NodeContext(snap, node)
     findings, results = run_checks(ctx, "node")
+    _data_results(snap, results)
     ready = node.condition("Ready")
     if ready is None or ready.status != "True":
         findings.append(Finding("node-not-ready", f"{name} is not Ready ({ready.reason if ready else 'no Ready condition'})",

@@ -7,7 +7,7 @@ import json
 import socket
 
 from conftest import SCENARIOS, snapshot_of
-from gpuctl.apiserver import Fault
+from gpuctl.apiserver import Fault, SnapshotAPIServer
 
 TAINT = SCENARIOS / "untolerated-taint"
 
@@ -155,3 +155,35 @@ def test_namespace_defaults_to_the_contexts(cli, serve, tmp_path):
     kc = srv.write_kubeconfig(str(tmp_path / "kc-ns"), context="incident", namespace=ns)
     r = cli("diagnose", "pod", name, "--kubeconfig", kc, "-o", "json")
     assert r.json()["target"]["namespace"] == ns
+
+
+NODE_XID = SCENARIOS / "node-xid-79"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_dcgm_exporter_unreachable_is_a_skipped_read_not_a_failure(cli, serve):
+    srv, kc = serve(snapshot_of(NODE_XID))
+    r = cli("diagnose", "node", "gpu-a100-5", "--kubeconfig", kc, "--dcgm-url", f"http://127.0.0.1:{_closed_port()}/metrics",
+            "--request-timeout", "2", "-o", "json")
+    d = r.json()
+    assert r.code == 1 and d["findings"][0]["code"] == "xid-error"      # the device-plugin log still shows Xid 79
+    skipped = [c for c in d["checks"] if c["status"] == "skipped" and "DCGM" in c["detail"]]
+    assert skipped and "unreachable" in skipped[0]["detail"]
+
+
+def test_dcgm_exporter_garbage_through_the_proxy_is_a_skipped_read(cli, tmp_path):
+    from gpuctl.collect.files import iter_raw_objects, raw_logs
+
+    snapdir = snapshot_of(NODE_XID)
+    garbage = {"gpu-a100-5": "\x00\x01 not prometheus {{{"}
+    with SnapshotAPIServer(list(iter_raw_objects(snapdir)), logs=raw_logs(snapdir), metrics=garbage) as srv:
+        kc = srv.write_kubeconfig(str(tmp_path / "kc"), context="incident")
+        r = cli("diagnose", "node", "gpu-a100-5", "--kubeconfig", kc, "-o", "json")
+    d = r.json()
+    assert d["findings"][0]["code"] == "xid-error"
+    assert any(c["status"] == "skipped" and "DCGM" in c["detail"] for c in d["checks"]), d["checks"]
