@@ -161,3 +161,45 @@ def test_empty_list_files_do_not_spoil_a_directory_snapshot(cli, tmp_path):
 def test_runbook_as_json(cli):
     d = cli("runbook", "gpu-fragmentation", "-o", "json").json()
     assert d["code"] == "gpu-fragmentation" and d["markdown"].startswith("# gpu-fragmentation")
+
+
+def test_custom_device_plugin_selector_from_config(cli, tmp_path, monkeypatch):
+    """A cluster running a plugin gpuctl does not know is not called 'device plugin
+    missing' once the user's config names the plugin's pods."""
+    import shutil
+
+    from gpuctl import config
+    from gpuctl.checks.device_plugin import _compiled_selectors
+
+    src = SCENARIOS / "node-gke-managed-plugin"
+    exp = json.loads((src / "expected.json").read_text())
+    shutil.copytree(snapshot_of(src), tmp_path / "snap")
+    doc = json.loads((tmp_path / "snap" / "cluster.json").read_text())
+    for item in doc["items"]:
+        if item["kind"] == "Pod" and item["metadata"].get("labels", {}).get("k8s-app") == "nvidia-gpu-device-plugin":
+            item["metadata"]["labels"] = {"app": "acme-gpu-plugin"}
+    (tmp_path / "snap" / "cluster.json").write_text(json.dumps(doc))
+
+    def run():
+        config.load.cache_clear()
+        _compiled_selectors.cache_clear()
+        return cli("diagnose", "node", exp["node"], "--snapshot", str(tmp_path / "snap"), "-o", "json").json()
+
+    (tmp_path / "empty.yaml").write_text("")
+    monkeypatch.setenv("GPUCTL_CONFIG", str(tmp_path / "empty.yaml"))
+    assert run()["findings"][0]["code"] == "device-plugin-not-running"
+    (tmp_path / "gpuctl.yaml").write_text("devicePlugins:\n  - name: acme\n    labelSelector: app=acme-gpu-plugin\n")
+    monkeypatch.setenv("GPUCTL_CONFIG", str(tmp_path / "gpuctl.yaml"))
+    assert run()["verdict"] == "healthy"
+    config.load.cache_clear()
+    _compiled_selectors.cache_clear()
+
+
+def test_missing_named_config_file_is_one_error(cli, tmp_path, monkeypatch):
+    from gpuctl import config
+
+    config.load.cache_clear()
+    monkeypatch.setenv("GPUCTL_CONFIG", str(tmp_path / "nope.yaml"))
+    r = cli("runbook")
+    config.load.cache_clear()
+    assert r.code == 4 and "nope.yaml" in r.err and r.err.count("\n") == 1

@@ -176,6 +176,10 @@ class PodContext:
         return out
 
     @cached_property
+    def advertised_sets(self) -> dict[str, set[str]]:
+        return {r: set(nodes) for r, nodes in self.advertised.items()}
+
+    @cached_property
     def advertised(self) -> dict[str, list[str]]:
         """resource -> nodes with capacity or allocatable above zero."""
         out: dict[str, list[str]] = {}
@@ -189,8 +193,15 @@ class PodContext:
     def device_plugins(self) -> DevicePluginState:
         return device_plugin_state(self.snap, [n for n in self.nodes if self.gpu_evidence(n) is not None])
 
+    @cached_property
+    def _evidence(self) -> dict[str, Optional[catalog.GpuEvidence]]:
+        return {}
+
     def gpu_evidence(self, node: Node) -> Optional[catalog.GpuEvidence]:
-        return catalog.node_has_gpus(node.metadata.labels)
+        name = node.metadata.name
+        if name not in self._evidence:
+            self._evidence[name] = catalog.node_has_gpus(node.metadata.labels)
+        return self._evidence[name]
 
     def advertises_vendor(self, node: Node, prefix: str) -> bool:
         for r in dict.fromkeys([*node.status.capacity, *node.status.allocatable]):
@@ -218,9 +229,10 @@ class PodContext:
         pod, name = self.pod, node.metadata.name
         fit = NodeFit(name)
         devices = self.device_requests
-        fit.candidate = not devices or any(name in self.advertised.get(r, ()) for r in devices)
+        adv = self.advertised_sets
+        fit.candidate = not devices or any(name in adv.get(r, ()) for r in devices)
         fit.gpu_node = self.gpu_evidence(node) is not None or any(
-            catalog.is_gpu_resource(r) and name in nodes for r, nodes in self.advertised.items())
+            name in nodes and catalog.is_gpu_resource(r) for r, nodes in adv.items())
 
         # Readiness and Kubernetes' own state taints.
         ready = node.condition("Ready")
@@ -265,10 +277,10 @@ class PodContext:
 
     def _not_advertised_code(self, node: Node, r: str) -> str:
         prefix = gpu_vendor_prefix(r)
-        if self.advertised.get(twin_of(r)) and node.metadata.name in self.advertised[twin_of(r)]:
+        adv = self.advertised_sets
+        if node.metadata.name in adv.get(twin_of(r), ()):
             return "sharing-resource-mismatch"
-        if is_mig(r) or (r == "nvidia.com/gpu" and any(is_mig(x) and node.metadata.name in ns
-                                                     for x, ns in self.advertised.items())):
+        if is_mig(r) or (r == "nvidia.com/gpu" and any(is_mig(x) and node.metadata.name in ns for x, ns in adv.items())):
             return "mig-profile-unavailable"
         ev = self.gpu_evidence(node)
         if r in self.gpu_requests and ev is not None and prefix in ("nvidia.com/", "") and not self.advertises_vendor(node, "nvidia.com/"):
@@ -281,13 +293,7 @@ class PodContext:
     def _fit_resources(self, node: Node, fit: NodeFit) -> None:
         name = node.metadata.name
         pods = self.pods_by_node.get(name, [])
-        wanted = set(self.requests) | {"pods"}
-        used: dict[str, float] = {}
-        for p in pods:
-            for r, q in pod_requests(p).items():
-                if r in wanted:
-                    used[r] = used.get(r, 0.0) + q
-        used["pods"] = float(len(pods))
+        used = used_by(pods, tuple(self.requests))
         for r, q in list(self.requests.items()) + [("pods", 1.0)]:
             cap = _num(node.status.capacity.get(r, 0))
             alloc = _num(node.status.allocatable.get(r, cap if r not in node.status.allocatable else 0))
@@ -330,6 +336,31 @@ class PodContext:
                     fit.add("pod-topology-constraint",
                             f"node/{name} runs pod {p.key}, which the pod's required anti-affinity excludes")
                     break
+
+
+def used_by(pods: list, resources: tuple[str, ...]) -> dict[str, float]:
+    """What these pods request of the given resources (effective requests), plus
+    their count under "pods". The common pod (no init containers, no overhead) is
+    summed directly, only for the resources asked about: this runs over every pod
+    bound to every candidate node."""
+    used = dict.fromkeys(resources, 0.0)
+    for p in pods:
+        spec = p.spec
+        if spec.initContainers or spec.overhead:
+            full = pod_requests(p)
+            for r in resources:
+                used[r] += full.get(r, 0.0)
+            continue
+        for c in spec.containers:
+            req, lim = c.resources.requests, c.resources.limits
+            for r in resources:
+                v = req.get(r)
+                if v is None:
+                    v = lim.get(r)
+                if v is not None:
+                    used[r] += _num(v)
+    used["pods"] = float(len(pods))
+    return used
 
 
 def human_age(seconds: Optional[float]) -> str:

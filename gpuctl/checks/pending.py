@@ -424,7 +424,7 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
 
     # 4. Shortage vs fragmentation, from the numbers.
     for r, q in devices.items():
-        advertisers = [f for f in fits if f.name in ctx.advertised.get(r, ())]
+        advertisers = [f for f in fits if f.name in ctx.advertised_sets.get(r, ())]
         if not advertisers:
             continue
         eligible = [f for f in advertisers if not any(c in PLACEMENT for c in f.reasons)]

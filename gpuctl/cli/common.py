@@ -74,8 +74,13 @@ class Common:
 
 
 def set_debug(flag: bool) -> None:
+    """Start of every command: --debug, and the user's config read up front so a
+    broken config file is one clear error (exit 4), not a failure inside checks."""
     if flag:
         os.environ["GPUCTL_DEBUG"] = "1"
+    from ..config import load
+
+    load()
 
 
 def load_offline(path: str):

@@ -117,21 +117,24 @@ class LiveCollector:
                           lambda: self.api.list("/api/v1/nodes", "Node", malformed=self.snap.malformed))
         self._add_all("Node", items)
 
-    def bound_pods(self, node_names: list[str]) -> None:
-        """Non-terminated pods on these nodes; records which nodes are complete."""
+    def bound_pods(self, node_names: list[str], labels: bool = True) -> None:
+        """Non-terminated pods on these nodes, as slim records (without labels when
+        no pod-affinity rule needs them); records which nodes are complete."""
+        kind = "BoundPod" if labels else "BoundPodLite"
+
         def fetch() -> list[Any]:
             if len(node_names) <= PER_NODE_POD_QUERIES:
                 out: list[Any] = []
                 for n in node_names:
-                    out += self.api.list("/api/v1/pods", "BoundPod", {"fieldSelector": f"spec.nodeName={n},{NON_TERMINATED}"},
+                    out += self.api.list("/api/v1/pods", kind, {"fieldSelector": f"spec.nodeName={n},{NON_TERMINATED}"},
                                          malformed=self.snap.malformed)
                 return out
             wanted = set(node_names)
-            return [p for p in self.api.list("/api/v1/pods", "BoundPod", {"fieldSelector": f"spec.nodeName!=,{NON_TERMINATED}"},
+            return [p for p in self.api.list("/api/v1/pods", kind, {"fieldSelector": f"spec.nodeName!=,{NON_TERMINATED}"},
                                              malformed=self.snap.malformed) if p.spec.nodeName in wanted]
         items = self._try(S.PODS, "list pods bound to the candidate nodes", "list", "pods", fetch)
         if items is not None:
-            self._add_all("BoundPod", items)
+            self._add_all(kind, items)
             self.snap.pods_known_for = set(node_names)
 
     def device_plugins(self, gpu_nodes: list[Node], log_nodes: list[str]) -> None:
@@ -351,7 +354,8 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None,
     if pod.spec.nodeName:
         c.bound_pods([pod.spec.nodeName])
     elif S.NODES not in c.snap.gaps:
-        c.bound_pods(candidate_nodes(c.snap, pod))
+        aff = pod.spec.affinity
+        c.bound_pods(candidate_nodes(c.snap, pod), labels=bool(aff and (aff.podAntiAffinity or aff.podAffinity)))
     elif S.PODS not in c.snap.gaps:
         c.snap.gaps[S.PODS] = S.Gap("list pods bound to the candidate nodes", "absent", "skipped: the nodes could not be read")
     gpu_nodes, log_nodes = plugin_log_nodes(c.snap)

@@ -275,6 +275,15 @@ class BoundPodMeta(_S):
     labels: dict[str, str] = field(default_factory=dict)
 
 
+class BoundPodLiteMeta(_S):
+    name: str = ""
+    namespace: Optional[str] = None
+    uid: str = ""
+    deletionTimestamp: Optional[str] = None
+
+    labels: ClassVar[dict[str, str]] = {}   # not decoded: read-only, always empty
+
+
 class BoundPodSpec(_S):
     nodeName: Optional[str] = None
     containers: list[SlimContainer] = field(default_factory=list)
@@ -305,6 +314,13 @@ class BoundPod(_S):
 
     def condition(self, type_: str) -> None:
         return None
+
+
+class BoundPodLite(BoundPod):
+    """BoundPod without labels, for a target pod with no pod (anti-)affinity to
+    evaluate: labels are most of a bulk record's memory."""
+
+    metadata: BoundPodLiteMeta = field(default_factory=BoundPodLiteMeta)
 
 
 # ---------------------------------------------------------------- nodes
@@ -464,6 +480,7 @@ class GenericObject(_S):
 
 TYPED_KINDS: dict[str, type] = {
     "BoundPod": BoundPod,
+    "BoundPodLite": BoundPodLite,
     "Node": Node,
     "Pod": Pod,
     "Event": Event,

@@ -117,7 +117,7 @@ class Snapshot:
             self.nodes[rec.metadata.name] = rec
         elif kind == "Pod":
             self.pods[f"{rec.metadata.namespace}/{rec.metadata.name}"] = rec
-        elif kind == "BoundPod":
+        elif kind in ("BoundPod", "BoundPodLite"):
             self.pods.setdefault(f"{rec.metadata.namespace}/{rec.metadata.name}", rec)
         elif kind == "Event":
             self.events.append(rec)

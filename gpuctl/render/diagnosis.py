@@ -112,7 +112,11 @@ def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None
     doc = d.to_dict()
     console.print(_target_line(d))
     pods = d.target.get("pods")
-    if pods:
+    if pods and d.target.get("kind") == "Node":
+        console.print(_t("  GPU pods: " + ", ".join(
+            f"{p['namespace']}/{p['name']} ({p['phase']}, {sum(p['gpus'].values())} GPU)" for p in pods[:8])
+            + (f", … {len(pods) - 8} more" if len(pods) > 8 else ""), "dim"))
+    elif pods:
         for p in pods:
             console.print(_t(f"  pod {p['name']}: {p['phase']}, {p['verdict']}" + (f" ({p['top']})" if p.get("top") else ""), "dim"))
     console.print()
