@@ -15,12 +15,14 @@ Run as a subprocess by ``benchmarks.run`` (which measures its wall time and peak
 RSS from outside); prints one JSON line with the in-process figures::
 
     python -m benchmarks.floor --kubeconfig benchmarks/out/bench.kubeconfig [--encoding gzip|identity]
+    python -m benchmarks.floor --kubeconfig K --gc-paused          # no GC passes while decoding (leaner)
     python -m benchmarks.floor --kubeconfig K --mode client-model   # CoreV1Api().list_pod_for_all_namespaces()
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import resource
 import sys
@@ -94,7 +96,7 @@ NON_TERMINATED = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
 PAGE = 500
 
 
-def lean(kubeconfig: str, encoding: str) -> dict:
+def lean(kubeconfig: str, encoding: str, gc_paused: bool = False) -> dict:
     from kubernetes import client, config
 
     t_import = time.perf_counter()
@@ -129,12 +131,17 @@ def lean(kubeconfig: str, encoding: str) -> dict:
                 return out
 
     t0 = time.perf_counter()
+    if gc_paused:  # no cyclic-GC passes over the records being built (gpuctl's KubeAPI.list does the same)
+        gc.disable()
     nodes = fetch_all("/api/v1/nodes", NodePage, [])
     t1 = time.perf_counter()
     pods = fetch_all("/api/v1/pods", PodPage, [("fieldSelector", NON_TERMINATED)])
+    if gc_paused:
+        gc.freeze()
+        gc.enable()
     t2 = time.perf_counter()
     gpus = sum(int(c.resources.requests.get("nvidia.com/gpu", "0")) for p in pods for c in p.spec.containers)
-    return {"mode": "lean", "encoding": encoding, "nodes": len(nodes), "pods": len(pods), "gpus_requested": gpus,
+    return {"mode": "lean", "encoding": encoding, "gc_paused": gc_paused, "nodes": len(nodes), "pods": len(pods), "gpus_requested": gpus,
             "import_s": round(t_import - T_START, 3), "nodes_s": round(t1 - t0, 3), "pods_s": round(t2 - t1, 3),
             "fetch_s": round(t2 - t0, 3), **stats}
 
@@ -162,8 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--encoding", choices=("gzip", "identity"), default="gzip",
                     help="Accept-Encoding to ask for (gpuctl asks for gzip)")
     ap.add_argument("--mode", choices=("lean", "client-model"), default="lean")
+    ap.add_argument("--gc-paused", action="store_true",
+                    help="disable the cyclic GC while decoding, then freeze the records (as gpuctl does)")
     args = ap.parse_args(argv)
-    out = lean(args.kubeconfig, args.encoding) if args.mode == "lean" else client_model(args.kubeconfig)
+    out = lean(args.kubeconfig, args.encoding, args.gc_paused) if args.mode == "lean" else client_model(args.kubeconfig)
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     out["total_s"] = round(time.perf_counter() - T_START, 3)
     print(json.dumps(out), flush=True)
