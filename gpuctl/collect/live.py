@@ -138,15 +138,32 @@ class LiveCollector:
             self.snap.pods_known_for = set(node_names)
 
     def device_plugins(self, gpu_nodes: list[Node], log_nodes: list[str]) -> None:
+        """The device-plugin pods of the nodes whose plugin state matters (those that
+        advertise no or unhealthy GPUs, and the target's node): all pods of each such
+        node when there are few (one request a node), else one list per known
+        plugin label selector; and their logs for ``log_nodes``."""
+        from ..checks.device_plugin import is_device_plugin_pod
+
         found: list[Pod] = []
         failure: Optional[ApiFailure] = None
-        for kind in catalog.device_plugin_selectors():
-            try:
-                found += self.api.list("/api/v1/pods", "Pod", {"labelSelector": kind.label_selector})
-            except ApiFailure as e:
-                failure = e
+        wanted_nodes = [n.metadata.name for n in gpu_nodes]
+        if len(wanted_nodes) <= PER_NODE_POD_QUERIES:
+            for n in wanted_nodes:
+                try:
+                    found += [p for p in self.api.list("/api/v1/pods", "Pod", {"fieldSelector": f"spec.nodeName={n}"})
+                              if is_device_plugin_pod(p)]
+                except ApiFailure as e:
+                    failure = e
+        else:
+            wanted = set(wanted_nodes)
+            for kind in catalog.device_plugin_selectors():
+                try:
+                    found += [p for p in self.api.list("/api/v1/pods", "Pod", {"labelSelector": kind.label_selector})
+                              if p.spec.nodeName in wanted]
+                except ApiFailure as e:
+                    failure = e
         if failure is not None and not found:
-            self.snap.gaps[S.DEVICE_PLUGINS] = gap_from(failure, "list device-plugin pods (cluster-wide)", "list", "pods")
+            self.snap.gaps[S.DEVICE_PLUGINS] = gap_from(failure, "list device-plugin pods", "list", "pods")
             return
         self._add_all("Pod", found)
         wanted = set(log_nodes)
@@ -300,6 +317,13 @@ def _fatal(e: ApiFailure, what: str) -> SourceError:
     return SourceError(f"{what}: {e.message}")
 
 
+def needs_pod_labels(pod: Pod) -> bool:
+    """Whether the pod has required pod (anti-)affinity terms, which match other pods' labels."""
+    aff = pod.spec.affinity
+    return bool(aff and any(a and a.requiredDuringSchedulingIgnoredDuringExecution
+                            for a in (aff.podAntiAffinity, aff.podAffinity)))
+
+
 def candidate_nodes(snap: S.Snapshot, pod: Pod) -> list[str]:
     """Nodes whose bound pods matter: those advertising a device the pod requests,
     or every node when it requests none (the same rule as the fit matrix)."""
@@ -319,23 +343,29 @@ def candidate_nodes(snap: S.Snapshot, pod: Pod) -> list[str]:
     return sorted(out)
 
 
-def plugin_log_nodes(snap: S.Snapshot) -> tuple[list[Node], list[str]]:
-    """GPU nodes, and those whose plugin log is worth reading (no GPU advertised, or unhealthy)."""
-    gpu_nodes, log_nodes = [], []
+def troubled_nodes(snap: S.Snapshot) -> list[str]:
+    """GPU nodes that advertise no GPUs, or unhealthy ones: their device plugin matters."""
+    out = []
     for n in snap.nodes.values():
-        if catalog.node_has_gpus(n.metadata.labels) is None and not any(catalog.is_gpu_resource(r) for r in n.status.capacity):
-            continue
-        gpu_nodes.append(n)
         advertised = [r for r in n.status.capacity if catalog.is_gpu_resource(r)]
+        if not advertised and catalog.node_has_gpus(n.metadata.labels) is None:
+            continue
         try:
+            none = not any(parse_quantity(n.status.capacity.get(r, 0)) > 0 for r in advertised)
             unhealthy = any(parse_quantity(n.status.capacity.get(r, 0)) > parse_quantity(n.status.allocatable.get(r, 0))
                             for r in advertised)
-            none = not any(parse_quantity(n.status.capacity.get(r, 0)) > 0 for r in advertised)
         except ValueError:
             continue
         if none or unhealthy:
-            log_nodes.append(n.metadata.name)
-    return gpu_nodes, sorted(log_nodes)[:MAX_PLUGIN_LOG_NODES]
+            out.append(n.metadata.name)
+    return sorted(out)
+
+
+def plugin_log_nodes(snap: S.Snapshot) -> tuple[list[Node], list[str]]:
+    """GPU nodes, and those whose plugin log is worth reading (at most MAX_PLUGIN_LOG_NODES)."""
+    gpu_nodes = [n for n in snap.nodes.values()
+                 if catalog.node_has_gpus(n.metadata.labels) is not None or any(catalog.is_gpu_resource(r) for r in n.status.capacity)]
+    return gpu_nodes, troubled_nodes(snap)[:MAX_PLUGIN_LOG_NODES]
 
 
 def _failing(pod: Pod) -> bool:
@@ -354,16 +384,17 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None,
     if pod.spec.nodeName:
         c.bound_pods([pod.spec.nodeName])
     elif S.NODES not in c.snap.gaps:
-        aff = pod.spec.affinity
-        c.bound_pods(candidate_nodes(c.snap, pod), labels=bool(aff and (aff.podAntiAffinity or aff.podAffinity)))
+        c.bound_pods(candidate_nodes(c.snap, pod), labels=needs_pod_labels(pod))
     elif S.PODS not in c.snap.gaps:
         c.snap.gaps[S.PODS] = S.Gap("list pods bound to the candidate nodes", "absent", "skipped: the nodes could not be read")
     gpu_nodes, log_nodes = plugin_log_nodes(c.snap)
     bound_failing = bool(pod.spec.nodeName) and _failing(pod)
     if bound_failing and pod.spec.nodeName not in log_nodes:
         log_nodes.append(pod.spec.nodeName)
-    if gpu_nodes:
-        c.device_plugins(gpu_nodes, log_nodes)
+    troubled = set(troubled_nodes(c.snap))
+    plugin_nodes = [n for n in gpu_nodes if n.metadata.name in troubled or n.metadata.name == pod.spec.nodeName]
+    if plugin_nodes:
+        c.device_plugins(plugin_nodes, log_nodes)
     c.quotas(ns)
     c.pod_extras(pod)
     if pod.spec.runtimeClassName:
@@ -421,8 +452,10 @@ def collect_for_workload(api: KubeAPI, ns: str, alias: str, name: str) -> S.Snap
             cands = sorted({n for p in waiting for n in candidate_nodes(c.snap, p)})
             c.bound_pods(cands)
         gpu_nodes, log_nodes = plugin_log_nodes(c.snap)
-        if gpu_nodes:
-            c.device_plugins(gpu_nodes, log_nodes)
+        wanted = set(troubled_nodes(c.snap)) | {p.spec.nodeName for p in waiting if p.spec.nodeName}
+        plugin_nodes = [n for n in gpu_nodes if n.metadata.name in wanted]
+        if plugin_nodes:
+            c.device_plugins(plugin_nodes, log_nodes)
     return c.snap
 
 
