@@ -9,14 +9,16 @@ them) in a fresh process per variant and reports time and memory kept:
 * ``floor``: the floor's Structs (``benchmarks.floor``: only what a fit needs)
 * ``floor-gc-paused``: the same with the GC paused while decoding (see below)
 * ``Pod``: ``gpuctl.model.objects.Pod``, the full pod record
-* ``BoundPod``: ``gpuctl.model.objects.BoundPod``, the slim record gpuctl now
-  uses for pods listed in bulk (skipped when objects.py has none)
+* ``BoundPod``: ``gpuctl.model.objects.BoundPod``, the slim record gpuctl uses
+  for pods listed in bulk when the target has pod (anti-)affinity terms, and
+  ``BoundPodLite`` (no labels), the one it uses otherwise (a variant fails
+  cleanly when objects.py has no such record)
 * ``*-gc-paused``: the same with the cyclic GC disabled while decoding and the
   result frozen afterwards (what ``KubeAPI.list`` does)
 * ``Pod-structs-gc-false``: the Pod classes declared ``gc=False`` (msgspec does
   not track the Struct instances; loaded from a modified copy of objects.py)
 
-For ``BoundPod`` and ``floor`` it also attributes the memory kept to field paths.
+For ``floor``, ``BoundPod`` and ``BoundPodLite`` it also attributes the memory kept to field paths.
 
 Usage::
 
@@ -30,7 +32,6 @@ import gc
 import importlib.util
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -42,7 +43,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-VARIANTS = ("floor", "floor-gc-paused", "Pod", "Pod-gc-paused", "BoundPod", "BoundPod-gc-paused", "Pod-structs-gc-false")
+VARIANTS = ("floor", "floor-gc-paused", "Pod", "Pod-gc-paused", "BoundPod", "BoundPod-gc-paused", "BoundPodLite",
+            "BoundPodLite-gc-paused", "Pod-structs-gc-false")
 
 
 def _rss_mb() -> float:
@@ -187,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for v in args.variants.split(","):
             cmd = [sys.executable, "-m", "benchmarks.decode_costs", "--one", v, "--pages", pages_file]
-            if v in ("BoundPod", "floor"):
+            if v in ("BoundPod", "BoundPodLite", "floor"):
                 cmd.append("--attribute")
             out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
             if out.returncode != 0:

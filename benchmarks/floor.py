@@ -25,7 +25,6 @@ import argparse
 import gc
 import json
 import resource
-import sys
 import time
 
 T_START = time.perf_counter()

@@ -920,12 +920,16 @@ def generate(nodes: int = DEFAULT_NODES, pods: int = DEFAULT_PODS, seed: int = D
         return d
 
     serial = 0
+    pod_names: set[tuple[str, str]] = set()
 
     def emit(arch: str, phase: str, node: NodeInfo | None, *, ns: str, name: str, owner: str, ouid: str,
              res: str = "{}", gpus: int = 0, team: str = "", model: str = "", crh: str = "",
              schedmsg: str = "", day: int | None = None) -> None:
         nonlocal serial
         serial += 1
+        while (ns, name) in pod_names:  # a random suffix that is taken: draw another (names are unique)
+            name = f"{name.rsplit('-', 1)[0]}-{rnd.sfx(5)}"
+        pod_names.add((ns, name))
         a = ARCHES[arch]
         t = _template(arch, phase, node is not None)
         day = r.randint(0, 39) if day is None else day

@@ -53,6 +53,8 @@ def test_generation_is_deterministic_and_shaped(cluster):
     nodes = [o for o in objs if o["kind"] == "Node"]
     pods = [o for o in objs if o["kind"] == "Pod"]
     assert len(nodes) == NODES and len(pods) == PODS
+    assert len({(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods}) == PODS  # no key collisions
+    assert len({n["metadata"]["name"] for n in nodes}) == NODES
     assert 6_000 < sum(map(len, cluster.nodes)) / NODES < 10_000
     assert 4_000 < sum(map(len, cluster.pods)) / PODS < 7_000
     assert all(len(n["metadata"]["labels"]) >= 40 for n in nodes)
@@ -103,7 +105,8 @@ def test_floor_and_gpuctl_read_the_served_cluster(cluster, server):
     srv.reset_requests()
     _gpuctl("diagnose", "pod", synth.TARGET_MIG, "-n", synth.TARGET_NS, "--kubeconfig", kubeconfig, "-o", "json")
     per_node = [r for r in srv.requests if r.path == "/api/v1/pods"
-                and r.query.get("fieldSelector", [""])[0].startswith("spec.nodeName=")]
+                and r.query.get("fieldSelector", [""])[0].startswith("spec.nodeName=")
+                and "status.phase!=Succeeded" in r.query["fieldSelector"][0]]
     assert len(per_node) == min(synth.MIG_NODES, NODES)
 
 

@@ -444,9 +444,28 @@ def gpu_evidence_from_labels(labels: dict[str, str]) -> list[GpuEvidence]:
     return out
 
 
+_EVIDENCE_ROLES = ("gfd-product", "gfd-count", "gfd-memory", "gke-accelerator", "gke-accelerator-count",
+                   "karpenter-gpu-name", "karpenter-gpu-count", "karpenter-gpu-memory", "instance-type",
+                   "instance-type-beta", "nfd-nvidia-pci", "nfd-nvidia-pci-3d", "nfd-nvidia-pci-vga",
+                   "operator-gpu-present", "operator-deploy-device-plugin")
+
+
+@lru_cache(maxsize=None)
+def _evidence_keys() -> tuple[str, ...]:
+    return tuple(label_key(role) for role in _EVIDENCE_ROLES)
+
+
 def node_has_gpus(labels: dict[str, str]) -> GpuEvidence | None:
-    """The best evidence that the node physically has GPUs (SKU-bearing first), or None."""
-    evidence = gpu_evidence_from_labels(labels)
+    """The best evidence that the node physically has GPUs (SKU-bearing first), or None.
+
+    Cached on the labels it reads: the nodes of one pool share them, and this runs
+    for every node of a 5,000-node cluster, more than once per command."""
+    return _best_evidence(tuple((k, labels[k]) for k in _evidence_keys() if k in labels))
+
+
+@lru_cache(maxsize=4096)
+def _best_evidence(relevant: tuple[tuple[str, str], ...]) -> GpuEvidence | None:
+    evidence = gpu_evidence_from_labels(dict(relevant))
     for ev in evidence:
         if ev.sku is not None:
             return ev
