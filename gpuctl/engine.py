@@ -251,10 +251,25 @@ def diagnose_node(snap: Snapshot, name: str) -> Diagnosis:
         gpus.append({"resource": r, "expected": exp.count if exp and exp.resource == r else None,
                      "capacity": int(cap), "allocatable": int(alloc), "allocated": int(ctx.allocated(r))})
     info = driver_info(snap, name)
+    from .checks.device_plugin import pod_problems
+    from .checks.node_health import _pool_key
+
+    operands = {"device plugin": "; ".join(ctx.plugin.problems) or ("Running" if ctx.plugin.pods else "missing")}
+    for label, pods in sorted(ctx.operand_pods().items()):
+        operands[label] = "; ".join(x for p in pods for x in pod_problems(p)) or "Running"
+    pool_key = _pool_key(node)
+    pool_drivers: dict[str, int] = {}
+    for n in snap.nodes.values():
+        if pool_key and _pool_key(n) == pool_key:
+            d = driver_info(snap, n.metadata.name)
+            if d and d.driver:
+                pool_drivers[d.driver] = pool_drivers.get(d.driver, 0) + 1
     target = {"kind": "Node", "namespace": None, "name": name, "phase": "Ready" if node.ready else "NotReady",
               "node": name, "schedulable": not node.spec.unschedulable, "gpus": gpus,
               "sku": (catalog_sku(node) or None),
               "driver": {"version": info.driver, "cuda": str(info.cuda) if info.cuda else None, "source": info.source} if info else None,
+              "pool": {"key": pool_key, "drivers": pool_drivers} if pool_key else None,
+              "operands": operands if ctx.has_gpus else {},
               "pods": [{"namespace": p.metadata.namespace, "name": p.metadata.name, "phase": p.phase,
                         "gpus": {r: int(q) for r, q in pod_requests(p).items() if r in ctx.gpu_resources}}
                        for p in ctx.pods if any(r in ctx.gpu_resources for r in pod_requests(p))]}

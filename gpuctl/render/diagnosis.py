@@ -112,6 +112,11 @@ def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None
     doc = d.to_dict()
     console.print(_target_line(d))
     pods = d.target.get("pods")
+    if d.target.get("operands"):
+        console.print(_t("  GPU stack: " + "; ".join(f"{k} {v}" for k, v in d.target["operands"].items()), "dim"))
+    pool = d.target.get("pool")
+    if pool and len(pool.get("drivers") or {}) > 1:
+        console.print(_t(f"  pool {pool['key']} drivers: " + ", ".join(f"{v} x{n}" for v, n in sorted(pool['drivers'].items())), "dim"))
     if pods and d.target.get("kind") == "Node":
         console.print(_t("  GPU pods: " + ", ".join(
             f"{p['namespace']}/{p['name']} ({p['phase']}, {sum(p['gpus'].values())} GPU)" for p in pods[:8])
