@@ -117,10 +117,11 @@ class LiveCollector:
                           lambda: self.api.list("/api/v1/nodes", "Node", malformed=self.snap.malformed))
         self._add_all("Node", items)
 
-    def bound_pods(self, node_names: list[str], labels: bool = True) -> None:
+    def bound_pods(self, node_names: list[str], labels: bool = True, full: bool = False) -> None:
         """Non-terminated pods on these nodes, as slim records (without labels when
-        no pod-affinity rule needs them); records which nodes are complete."""
-        kind = "BoundPod" if labels else "BoundPodLite"
+        no pod-affinity rule needs them), or full ones for a node report; records
+        which nodes are complete."""
+        kind = "Pod" if full else "BoundPod" if labels else "BoundPodLite"
 
         def fetch() -> list[Any]:
             if len(node_names) <= PER_NODE_POD_QUERIES:
@@ -479,7 +480,7 @@ def collect_for_node(api: KubeAPI, name: str, dcgm_url: Optional[str] = None,
             for p in peers or []:
                 if p.metadata.name != name:
                     c.snap.add("Node", p)
-    c.bound_pods([name])
+    c.bound_pods([name], full=True)
     items = c._try(S.EVENTS, f"list events of node/{name}", "list", "events",
                    lambda: api.list("/api/v1/events", "Event", {"fieldSelector": f"involvedObject.kind=Node,involvedObject.name={name}"}))
     c._add_all("Event", items)

@@ -297,6 +297,7 @@ class BoundPodStatus(_S):
     # Read by code that handles any pod; a bound pod listed in bulk never needs them.
     conditions: ClassVar[tuple] = ()
     containerStatuses: ClassVar[tuple] = ()
+    initContainerStatuses: ClassVar[tuple] = ()
 
 
 class BoundPod(_S):
