@@ -219,7 +219,28 @@ class PodContext:
     # ------------------------------------------------------------ the fit matrix
     @cached_property
     def fits(self) -> list[NodeFit]:
-        return [self._fit(n) for n in self.nodes]
+        """The fit matrix, shared by pods with the same scheduling constraints."""
+        key = self.fit_signature
+        cached = self.snap.fit_cache.get(key) if key is not None else None
+        if cached is None:
+            cached = [self._fit(n) for n in self.nodes]
+            if key is not None:
+                self.snap.fit_cache[key] = cached
+        return cached
+
+    @cached_property
+    def fit_signature(self) -> Optional[tuple]:
+        """What the fit matrix depends on; None (no sharing) for pods with pod
+        (anti-)affinity, whose result depends on their own labels and namespace."""
+        import msgspec
+
+        spec = self.pod.spec
+        aff = spec.affinity
+        if aff and (aff.podAffinity or aff.podAntiAffinity):
+            return None
+        enc = msgspec.json.encode
+        return (spec.nodeName, tuple(sorted(self.requests.items())), tuple(sorted(spec.nodeSelector.items())),
+                enc(aff.nodeAffinity) if aff and aff.nodeAffinity else b"", enc(spec.tolerations), len(self.snap.nodes))
 
     @cached_property
     def fit_by_name(self) -> dict[str, NodeFit]:

@@ -32,7 +32,7 @@ _CLICK_ERROR = getattr(click_exc, "ClickException", _Never)
 _USAGE_ERROR = getattr(click_exc, "UsageError", _Never)
 
 from .. import __version__
-from . import diagnose, runbook, snapshot
+from . import diagnose, nodes, runbook, snapshot
 
 app = typer.Typer(
     name="gpuctl",
@@ -44,6 +44,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(diagnose.app, name="diagnose")
+app.add_typer(nodes.app, name="nodes")
 app.add_typer(snapshot.app, name="snapshot")
 app.command("runbook")(runbook.runbook)
 

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
+from .nodes import ReportOutput, ReportOutputOpt
 from .common import (AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, NamespaceOpt, NoColorOpt, Output, OutputOpt,
                      SnapshotOpt, TimeoutOpt, TokenOpt, load_offline, set_debug)
 
@@ -112,6 +113,42 @@ def node(
     diagnosis = diagnose_node(snap, name)
     emit(diagnosis, opts)
     return diagnosis.exit_code
+
+
+@app.command("pending")
+def pending(
+    namespace: NamespaceOpt = None,
+    all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace of the cluster.")] = False,
+    output: ReportOutputOpt = ReportOutput.table,
+    snapshot: SnapshotOpt = None,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: TimeoutOpt = 15.0,
+    no_color: NoColorOpt = False,
+    as_user: AsOpt = None,
+    token: TokenOpt = None,
+    debug: DebugOpt = False,
+) -> int:
+    """Every Pending GPU pod of the namespace (-A: the cluster), grouped by cause, biggest group first."""
+    set_debug(debug)
+    from .nodes import progress, write_report
+
+    opts = Common(kubeconfig, context, namespace, no_color=no_color, request_timeout=request_timeout, as_user=as_user, token=token)
+    from ..reports.pending import pending_report
+
+    if snapshot:
+        snap = load_offline(snapshot)
+        ns = None if all_namespaces else opts.resolve_namespace()
+    else:
+        from ..collect.live import collect_cluster
+
+        api = opts.api()
+        ns = None if all_namespaces else opts.resolve_namespace(api)
+        with progress(opts) as say:
+            snap = collect_cluster(api, namespace=ns, for_pending=True, progress=say)
+    doc, code = pending_report(snap, ns)
+    write_report(doc, output, opts, "pending")
+    return code
 
 
 def emit(diagnosis, opts: Common) -> None:

@@ -222,24 +222,26 @@ class LiveCollector:
                                                         plural, ns, group))
                 return
 
-    def pod_extras(self, pod: Pod) -> None:
+    def pod_extras(self, pod: Pod, bulk: bool = False) -> None:
         """What a pod names beyond the nodes: PVCs, Kueue workloads, a Volcano
-        PodGroup, DRA claims and their classes and slices."""
+        PodGroup, DRA claims and their classes and slices. ``bulk``: PVCs and the
+        queue objects' events were listed per namespace already (diagnose pending)."""
         c, ns = self, pod.metadata.namespace or "default"
         claims = [v.persistentVolumeClaim.claimName for v in pod.spec.volumes if v.persistentVolumeClaim]
-        if claims:
+        if claims and not bulk:
             c.pvcs(ns, claims)
         if pod.spec.schedulingGates or "kueue.x-k8s.io/queue-name" in pod.metadata.labels:
             if not c.snap.objects("Workload") and S.QUEUES not in c.snap.gaps:
                 c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=ns)
             owners = {o.uid for o in pod.metadata.ownerReferences} | {pod.metadata.uid}
-            for w in c.snap.objects("Workload"):
+            for w in c.snap.objects("Workload") if not bulk else []:
                 if any(o.uid in owners for o in w.metadata.ownerReferences) and not c.snap.events_for("Workload", ns, w.metadata.name):
                     c.events(ns, "Workload", w.metadata.name)
         group = pod.metadata.annotations.get("scheduling.k8s.io/group-name")
         if group and c.snap.find("PodGroup", ns, group) is None:
             c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", ns=ns, name=group)
-            c.events(ns, "PodGroup", group)
+            if not bulk:
+                c.events(ns, "PodGroup", group)
         if pod.spec.resourceClaims and not c.snap.objects("DeviceClass"):
             c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceclaims", "ResourceClaim", ns=ns)
             c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "deviceclasses", "DeviceClass")
@@ -486,4 +488,76 @@ def collect_for_node(api: KubeAPI, name: str, dcgm_url: Optional[str] = None,
     c._add_all("Event", items)
     c.device_plugins([node], [name])
     c.node_metrics(name, dcgm_url, prometheus_url)
+    return c.snap
+
+
+AUTOSCALER_REASONS = ("FailedScheduling", "NotTriggerScaleUp", "TriggeredScaleUp", "FailedScaleUp", "Nominated")
+
+
+def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Optional[str] = None,
+                    for_pending: bool = False, progress: Optional[Callable[[str], None]] = None) -> S.Snapshot:
+    """One snapshot of the cluster's GPU picture for `nodes capacity` and
+    `diagnose pending`: the nodes (optionally by label selector), the
+    non-terminated pods bound to them as slim records, the Pending pods in full,
+    DRA slices and claims; for `diagnose pending` also the scheduler's and
+    autoscalers' events, quotas, device-plugin pods of troubled nodes and the queue,
+    volume and DRA objects the Pending pods name. No per-pod round trips."""
+    say = progress or (lambda msg: None)
+    c = LiveCollector(api)
+    say("reading nodes")
+    items = c._try(S.NODES, "list nodes", "list", "nodes",
+                   lambda: api.list("/api/v1/nodes", "Node", {"labelSelector": selector} if selector else None,
+                                    malformed=c.snap.malformed))
+    if items is None and S.NODES in c.snap.gaps and c.snap.gaps[S.NODES].reason in ("unreachable", "unauthorized"):
+        raise _fatal(ApiFailure(None, c.snap.gaps[S.NODES].reason, c.snap.gaps[S.NODES].detail), "list nodes")
+    c._add_all("Node", items)
+    say(f"reading Pending pods ({len(c.snap.nodes)} nodes)")
+    pending_path = f"/api/v1/namespaces/{quote(namespace)}/pods" if namespace and for_pending else "/api/v1/pods"
+    pending = c._try("pending-pods", "list Pending pods", "list", "pods",
+                     lambda: api.list(pending_path, "Pod", {"fieldSelector": "status.phase=Pending,spec.nodeName="}),
+                     namespace=namespace if for_pending else None)
+    c._add_all("Pod", pending)
+    labels = any(needs_pod_labels(p) for p in pending or [])
+    say("reading the pods bound to the nodes")
+    c.bound_pods(sorted(c.snap.nodes), labels=labels)
+    say("reading DRA devices and claims")
+    c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceslices", "ResourceSlice")
+    c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "deviceclasses", "DeviceClass")
+    c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceclaims", "ResourceClaim")
+    if not for_pending:
+        return c.snap
+    say("reading scheduler and autoscaler events")
+    ev_path = f"/api/v1/namespaces/{quote(namespace)}/events" if namespace else "/api/v1/events"
+    for reason in AUTOSCALER_REASONS:
+        ev = c._try(S.EVENTS, f"list {reason} events", "list", "events",
+                    lambda reason=reason: api.list(ev_path, "Event", {"fieldSelector": f"involvedObject.kind=Pod,reason={reason}"}),
+                    namespace=namespace)
+        c._add_all("Event", ev)
+    quota_path = f"/api/v1/namespaces/{quote(namespace)}/resourcequotas" if namespace else "/api/v1/resourcequotas"
+    c._add_all("ResourceQuota", c._try(S.QUOTAS, "list resourcequotas", "list", "resourcequotas",
+                                       lambda: api.list(quota_path, "ResourceQuota"), namespace=namespace))
+    gpu_nodes, log_nodes = plugin_log_nodes(c.snap)
+    troubled = set(troubled_nodes(c.snap))
+    plugin_nodes = [n for n in gpu_nodes if n.metadata.name in troubled]
+    if plugin_nodes:
+        say("reading device-plugin pods of nodes without healthy GPUs")
+        c.device_plugins(plugin_nodes, log_nodes)
+    namespaces = sorted({p.metadata.namespace or "default" for p in pending or []})
+    if any(v.persistentVolumeClaim for p in pending or [] for v in p.spec.volumes):
+        for ns in namespaces:
+            c._add_all("PersistentVolumeClaim", c._try(S.PVCS, f"list persistentvolumeclaims in {ns}", "list",
+                                                       "persistentvolumeclaims",
+                                                       lambda ns=ns: api.list(f"/api/v1/namespaces/{quote(ns)}/persistentvolumeclaims",
+                                                                              "PersistentVolumeClaim"), namespace=ns))
+        c._add_all("StorageClass", c._try("storageclasses", "list storageclasses", "list", "storageclasses",
+                                          lambda: api.list("/apis/storage.k8s.io/v1/storageclasses", "StorageClass"),
+                                          group="storage.k8s.io"))
+    for kind in ("Workload", "PodGroup"):
+        if any(("kueue.x-k8s.io/queue-name" in p.metadata.labels) if kind == "Workload"
+               else ("scheduling.k8s.io/group-name" in p.metadata.annotations) for p in pending or []):
+            c._add_all("Event", c._try(S.EVENTS, f"list {kind} events", "list", "events",
+                                       lambda kind=kind: api.list(ev_path, "Event", {"fieldSelector": f"involvedObject.kind={kind}"}),
+                                       namespace=namespace))
+    for p in pending or []:
+        c.pod_extras(p, bulk=True)
     return c.snap

@@ -110,6 +110,9 @@ class Snapshot:
     pods_known_for: Optional[set[str]] = None
     # For a live run: the request that failed for logs, keyed "ns/pod/container".
     log_gaps: dict[str, Gap] = field(default_factory=dict)
+    # Per-node fit matrices already computed, by scheduling constraints (diagnose pending).
+    fit_cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+    _event_index: Optional[tuple[int, dict[tuple[str, str], list[Event]]]] = field(default=None, repr=False)
 
     # ------------------------------------------------------------ adding records
     def add(self, kind: str, rec: Any) -> None:
@@ -160,8 +163,13 @@ class Snapshot:
         return out
 
     def events_for(self, kind: str, namespace: Optional[str], name: str, uid: Optional[str] = None) -> list[Event]:
+        if self._event_index is None or self._event_index[0] != len(self.events):
+            index: dict[tuple[str, str], list[Event]] = {}
+            for e in self.events:
+                index.setdefault((e.involvedObject.kind or "", e.involvedObject.name or ""), []).append(e)
+            self._event_index = (len(self.events), index)
         out = []
-        for e in self.events:
+        for e in self._event_index[1].get((kind, name), []):
             io = e.involvedObject
             if io.kind != kind or io.name != name:
                 continue

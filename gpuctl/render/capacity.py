@@ -1,0 +1,170 @@
+"""Capacity and pending reports for people: Rich tables that read at a glance
+(usage bars; cordoned, NotReady and unhealthy in colour), CSV and Markdown."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .safe import clean
+
+BAR_WIDTH = 10
+
+
+def _bar(used: float, total: float) -> Text:
+    if total <= 0:
+        return Text("·" * BAR_WIDTH, style="dim")
+    filled = min(BAR_WIDTH, round(BAR_WIDTH * used / total))
+    style = "red" if used >= total else "yellow" if used / total >= 0.75 else "green"
+    return Text("█" * filled, style=style) + Text("░" * (BAR_WIDTH - filled), style="dim")
+
+
+def _state(row: dict[str, Any]) -> Text:
+    bits = []
+    if not row["ready"]:
+        bits.append(("NotReady", "bold red"))
+    if not row["schedulable"]:
+        bits.append(("cordoned", "yellow"))
+    if row["unhealthy"]:
+        bits.append((f"{row['unhealthy']} unhealthy", "magenta"))
+    if not bits:
+        return Text("ok", style="green")
+    out = Text()
+    for i, (t, s) in enumerate(bits):
+        out.append((", " if i else "") + t, style=s)
+    return out
+
+
+def render_capacity(doc: dict[str, Any], console: Console, wide: bool = False) -> None:
+    console.print(Text(f"GPU capacity by pool (pool label: {clean(doc['pool_label'])})", style="bold"))
+    if not doc["rows"]:
+        console.print(Text("No node advertises a GPU resource.", style="bold"))
+        return
+    for pool in doc["pools"]:
+        rows = [r for r in doc["rows"] if r["pool"] == pool["pool"] and r["resource"] == pool["resource"]]
+        console.print()
+        skus = sorted({r["sku"] or "?" for r in rows})
+        one_sku = len(skus) == 1
+        head = Text(f"{clean(pool['pool'])}" + (f" ({clean(skus[0])})" if one_sku and skus[0] != pool["pool"] else ""),
+                    style="bold cyan")
+        head.append(f"  {pool['resource']}: {pool['allocated']}/{pool['allocatable']} allocated, {pool['free']} free"
+                    f"{', ' + str(pool['unhealthy']) + ' unhealthy' if pool['unhealthy'] else ''} on {pool['nodes']} node(s)")
+        console.print(head)
+        table = Table(show_edge=False, pad_edge=False, box=None)
+        sharing = any(r.get("replicas") for r in rows)
+        columns = ["NODE"] + ([] if one_sku and not sharing else ["SKU"]) + ["USED", "ALLOC", "FREE", "STATE"]
+        for col in columns + (["TAINTS", "LABELS"] if wide else []):
+            table.add_column(col, overflow="fold")
+        for r in rows:
+            share = f" ({r['physical_gpus']} GPUs x{r['replicas']})" if r.get("replicas") else ""
+            cells = [Text(clean(r["node"]))]
+            if "SKU" in columns:
+                cells.append(Text(clean((r["sku"] or "?") + share)))
+            cells += [_bar(r["allocated"], r["allocatable"]), Text(f"{r['allocated']}/{r['allocatable']}"),
+                      Text(str(r["free"])), _state(r)]
+            if wide:
+                cells += [Text(clean(", ".join(r.get("taints") or [])) or "-"),
+                          Text(clean(", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items())) or "-")]
+            table.add_row(*cells)
+        console.print(table)
+        frag = pool["fragmentation"]
+        hist = ", ".join(f"{k} free: {v}" for k, v in frag["free_histogram"].items()) or "no usable node"
+        line = Text(f"  largest free block {frag['largest_free_block']}; nodes by free GPUs: {hist}", style="dim")
+        if frag.get("stranded"):
+            line.append(f"; stranded {frag['stranded']} (below the {frag['request_basis']} of {frag['request_size']})", style="yellow")
+        console.print(line)
+        if frag.get("summary"):
+            console.print(Text("  " + clean(frag["summary"]), style="bold yellow"))
+        if pool.get("consolidation_hint"):
+            console.print(Text("  " + clean(pool["consolidation_hint"]), style="italic"))
+    console.print()
+    totals = Table(title="Cluster totals", title_justify="left", show_edge=False, pad_edge=False, box=None)
+    for col in ("RESOURCE", "NODES", "CAPACITY", "ALLOCATABLE", "ALLOCATED", "FREE", "UNHEALTHY"):
+        totals.add_column(col)
+    for t in doc["totals"]:
+        totals.add_row(t["resource"], str(t["nodes"]), str(t["capacity"]), str(t["allocatable"]), str(t["allocated"]),
+                       str(t["free"]), str(t["unhealthy"]))
+    console.print(totals)
+
+
+CSV_COLUMNS = ("node", "pool", "resource", "sku", "capacity", "allocatable", "allocated", "free", "unhealthy",
+               "schedulable", "ready", "replicas", "physical_gpus")
+
+
+def capacity_csv(doc: dict[str, Any]) -> str:
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in doc["rows"]:
+        w.writerow({k: clean(v) if isinstance(v, str) else v for k, v in r.items()})
+    return out.getvalue()
+
+
+def _md(v: Any) -> str:
+    return clean(str(v)).replace("|", "\\|")
+
+
+def capacity_markdown(doc: dict[str, Any]) -> str:
+    lines = [f"## GPU capacity (pool label `{_md(doc['pool_label'])}`)", ""]
+    lines += ["| pool | resource | nodes | allocated / allocatable | free | unhealthy | largest free block | stranded |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for p in doc["pools"]:
+        f = p["fragmentation"]
+        lines.append(f"| {_md(p['pool'])} | `{p['resource']}` | {p['nodes']} | {p['allocated']} / {p['allocatable']} | "
+                     f"{p['free']} | {p['unhealthy']} | {f['largest_free_block']} | {f['stranded']} |")
+    lines += ["", "| node | resource | sku | allocated / allocatable | free | state |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in doc["rows"]:
+        state = ", ".join(s for s, on in (("NotReady", not r["ready"]), ("cordoned", not r["schedulable"]),
+                                           (f"{r['unhealthy']} unhealthy", bool(r["unhealthy"]))) if on) or "ok"
+        lines.append(f"| {_md(r['node'])} | `{r['resource']}` | {_md(r['sku'] or '?')} | {r['allocated']} / {r['allocatable']} | "
+                     f"{r['free']} | {state} |")
+    return "\n".join(lines) + "\n"
+
+
+def _age(seconds: Any) -> str:
+    from ..checks.context import human_age
+
+    return human_age(seconds) if seconds is not None else "?"
+
+
+def render_pending(doc: dict[str, Any], console: Console, wide: bool = False) -> None:
+    console.print(Text(f"{doc['pods']} Pending GPU pod(s) in {clean(doc['scope'])}, by cause", style="bold"))
+    if not doc["groups"]:
+        console.print(Text("Nothing Pending.", style="green"))
+    for i, g in enumerate(doc["groups"], 1):
+        console.print()
+        head = Text(f"{i}. {g['code']}", style="bold")
+        head.append(f"  {len(g['pods'])} pod(s), waiting up to {_age(g['oldestPendingSeconds'])}", style="dim")
+        console.print(head)
+        console.print(Text("   " + clean(g["summary"])))
+        shown = g["pods"] if wide else g["pods"][:6]
+        console.print(Text("   " + ", ".join(f"{clean(p['namespace'])}/{clean(p['name'])} ({_age(p['pendingSeconds'])})"
+                                            for p in shown) + (f", … {len(g['pods']) - len(shown)} more" if len(g["pods"]) > len(shown) else ""),
+                           style="dim"))
+        for fx in g["fixes"][:1 if not wide else None]:
+            console.print(Text("   Fix: " + clean(fx["summary"])))
+            for cmd in fx["commands"]:
+                for j, ln in enumerate(clean(cmd).splitlines()):
+                    console.print(Text(("      $ " if j == 0 and not cmd.startswith("tolerations:") else "        ") + ln,
+                                       style="green"), soft_wrap=True)
+        if g.get("runbook"):
+            console.print(Text(f"   Runbook: {g['runbook']}", style="dim"))
+    for c in doc.get("checks") or []:
+        console.print(Text(f"  {c['status']} {clean(c['name'])}: {clean(c['detail'])}", style="yellow"))
+
+
+def pending_markdown(doc: dict[str, Any]) -> str:
+    lines = [f"## Pending GPU pods in {_md(doc['scope'])}: {doc['pods']}", ""]
+    for i, g in enumerate(doc["groups"], 1):
+        lines += [f"### {i}. `{g['code']}` — {len(g['pods'])} pod(s), oldest {_age(g['oldestPendingSeconds'])}", "",
+                  _md(g["summary"]), ""]
+        lines += [f"- `{_md(p['namespace'])}/{_md(p['name'])}` ({_age(p['pendingSeconds'])})" for p in g["pods"]]
+        for fx in g["fixes"][:1]:
+            lines += ["", f"Fix: {_md(fx['summary'])}", "", "```"] + [clean(c) for c in fx["commands"]] + ["```"]
+        lines.append("")
+    return "\n".join(lines)

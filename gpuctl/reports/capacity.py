@@ -1,0 +1,293 @@
+"""`gpuctl nodes capacity`: the cluster's GPU picture, per node, pool and cluster.
+
+Pure over a Snapshot. One row per node per GPU-like resource (whole GPUs, each MIG
+profile, shared replicas, other vendors, DRA device classes), counted with the
+contract's rules (shared/spec/interfaces.md): allocated = effective requests
+(sidecars, init containers, overhead) of pods bound to the node that are not
+Succeeded/Failed (terminating pods still hold their GPUs; unbound Pending pods never
+count); free = max(0, allocatable - allocated) whatever the node's state; unhealthy =
+capacity - allocatable.
+
+Fragmentation is told in terms a user can act on, per pool over schedulable and
+ready nodes: the largest request that fits now, the histogram of free GPUs per node,
+and the stranded GPUs — free GPUs on nodes whose free count is below the smallest
+GPU request of the pool's Pending pods (or, with none pending, below the most common
+request size of its running pods).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..checks.context import used_by
+from ..knowledge import catalog
+from ..model.matching import node_selector_mismatches, required_affinity_matches
+from ..model.objects import Node
+from ..model.quantity import parse_quantity
+from ..model.requests import pod_requests
+from ..model.snapshot import Snapshot
+
+POOL_LABELS = ("gpu-type", "nvidia.com/gpu.product", "node.kubernetes.io/instance-type")
+_DRIVER_RE = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
+
+
+def _num(v: Any) -> float:
+    try:
+        return parse_quantity(v)
+    except ValueError:
+        return 0.0
+
+
+def _int(v: float) -> Any:
+    return int(v) if v == int(v) else round(v, 3)
+
+
+@dataclass
+class Row:
+    node: str
+    resource: str
+    sku: Optional[str]
+    capacity: float
+    allocatable: float
+    allocated: float
+    schedulable: bool
+    ready: bool
+    pool: str
+    replicas: Optional[int] = None
+    physical_gpus: Optional[int] = None
+    claims: list[str] = field(default_factory=list)
+    taints: list[str] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def free(self) -> float:
+        return max(0.0, self.allocatable - self.allocated)
+
+    @property
+    def unhealthy(self) -> float:
+        return max(0.0, self.capacity - self.allocatable)
+
+    def to_dict(self, wide: bool = False) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "node": self.node, "resource": self.resource, "sku": self.sku, "pool": self.pool,
+            "capacity": _int(self.capacity), "allocatable": _int(self.allocatable), "allocated": _int(self.allocated),
+            "free": _int(self.free), "unhealthy": _int(self.unhealthy), "schedulable": self.schedulable, "ready": self.ready,
+        }
+        if self.replicas is not None:
+            d["replicas"] = self.replicas
+            d["physical_gpus"] = self.physical_gpus
+        if self.claims:
+            d["claims"] = self.claims
+        if wide:
+            d["taints"] = self.taints
+            d["labels"] = self.labels
+        return d
+
+
+def choose_pool_label(nodes: list[Node], explicit: Optional[str]) -> str:
+    """--pool-label, else the first of POOL_LABELS that GPU nodes carry."""
+    if explicit:
+        return explicit
+    for key in POOL_LABELS:
+        if any(key in n.metadata.labels for n in nodes):
+            return key
+    return POOL_LABELS[-1]
+
+
+def _gpu_labels(labels: dict[str, str]) -> dict[str, str]:
+    keep = ("nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.replicas", "nvidia.com/gpu.sharing-strategy",
+            "nvidia.com/mig.strategy", "nvidia.com/mig.config", "gpu-type", "gpu-memory", "node.kubernetes.io/instance-type",
+            "cloud.google.com/gke-accelerator", "nvidia.com/cuda.driver-version.full")
+    return {k: labels[k] for k in keep if k in labels}
+
+
+def _rows_for_node(snap: Snapshot, node: Node, pods: list, pool_label: str) -> list[Row]:
+    labels = node.metadata.labels
+    resources = [r for r in dict.fromkeys([*node.status.capacity, *node.status.allocatable])
+                 if catalog.is_gpu_resource(r) and (_num(node.status.capacity.get(r, 0)) > 0 or _num(node.status.allocatable.get(r, 0)) > 0)]
+    if not resources:
+        return []
+    ev = catalog.node_has_gpus(labels)
+    sku = ev.sku.id if ev and ev.sku else None
+    used = used_by(pods, tuple(resources))
+    pool = labels.get(pool_label) or f"(no {pool_label})"
+    replicas = int(_num(labels.get("nvidia.com/gpu.replicas", 1)) or 1)
+    sharing = labels.get("nvidia.com/gpu.sharing-strategy") in ("time-slicing", "mps") or replicas > 1
+    taints = [f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}" for t in node.spec.taints]
+    rows = []
+    for r in resources:
+        cap, alloc = _num(node.status.capacity.get(r, 0)), _num(node.status.allocatable.get(r, 0))
+        row = Row(node.metadata.name, r, sku, cap, alloc, used.get(r, 0.0), not node.spec.unschedulable, node.ready, pool,
+                  taints=taints, labels=_gpu_labels(labels))
+        if sharing and r in ("nvidia.com/gpu", "nvidia.com/gpu.shared"):
+            row.replicas = replicas
+            count = labels.get("nvidia.com/gpu.count")
+            row.physical_gpus = int(_num(count)) if count else int(cap // replicas) if replicas else None
+        rows.append(row)
+    return rows
+
+
+def _dra_rows(snap: Snapshot, nodes: dict[str, Node], pool_label: str) -> list[Row]:
+    """DRA: devices published in ResourceSlices, per node and DeviceClass, and the
+    ResourceClaims allocated from them."""
+    classes: dict[str, str] = {}
+    for dc in snap.objects("DeviceClass"):
+        for sel in (dc.spec or {}).get("selectors") or []:
+            m = _DRIVER_RE.search(((sel or {}).get("cel") or {}).get("expression", ""))
+            if m:
+                classes.setdefault(m.group(1), dc.metadata.name)
+    allocated: dict[tuple[str, str, str], str] = {}
+    for c in snap.objects("ResourceClaim"):
+        for res in (((c.status or {}).get("allocation") or {}).get("devices") or {}).get("results") or []:
+            allocated[(res.get("driver", ""), res.get("pool", ""), res.get("device", ""))] = \
+                f"{c.metadata.namespace}/{c.metadata.name}"
+    by_key: dict[tuple[str, str], Row] = {}
+    for s in snap.objects("ResourceSlice"):
+        spec = s.spec or {}
+        node_name, driver = spec.get("nodeName"), spec.get("driver", "")
+        if not node_name or node_name not in nodes:
+            continue
+        node = nodes[node_name]
+        resource = f"dra:{classes.get(driver, driver)}"
+        row = by_key.get((node_name, resource))
+        if row is None:
+            ev = catalog.node_has_gpus(node.metadata.labels)
+            row = by_key[(node_name, resource)] = Row(
+                node_name, resource, ev.sku.id if ev and ev.sku else None, 0, 0, 0, not node.spec.unschedulable, node.ready,
+                node.metadata.labels.get(pool_label) or f"(no {pool_label})")
+        pool_name = (spec.get("pool") or {}).get("name", "")
+        for d in spec.get("devices") or []:
+            row.capacity += 1
+            row.allocatable += 1
+            claim = allocated.get((driver, pool_name, d.get("name", "")))
+            if claim:
+                row.allocated += 1
+                if claim not in row.claims:
+                    row.claims.append(claim)
+    return list(by_key.values())
+
+
+def _pending_requests(snap: Snapshot, pool_nodes: list[Node], resource: str) -> list[float]:
+    """GPU requests of Pending pods that could use this pool (their nodeSelector and
+    required node affinity admit one of its nodes; taints are not considered)."""
+    out = []
+    for p in snap.pods.values():
+        if p.spec.nodeName or p.status.phase != "Pending" or p.metadata.deletionTimestamp:
+            continue
+        q = pod_requests(p).get(resource, 0.0)
+        if q <= 0:
+            continue
+        affinity = getattr(p.spec, "affinity", None)
+        na = affinity.nodeAffinity if affinity else None
+        terms = na.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms if na and na.requiredDuringSchedulingIgnoredDuringExecution else []
+        selector = getattr(p.spec, "nodeSelector", {}) or {}
+        if any(not node_selector_mismatches(selector, n) and required_affinity_matches(terms, n) for n in pool_nodes):
+            out.append(q)
+    return out
+
+
+def _fragmentation(rows: list[Row], pending: list[float], running_sizes: list[float], resource: str) -> dict[str, Any]:
+    usable = [r for r in rows if r.schedulable and r.ready]
+    frees = [r.free for r in usable]
+    largest = max(frees) if frees else 0.0
+    histogram = Counter(str(_int(f)) for f in frees)
+    threshold, basis = None, None
+    if pending:
+        threshold, basis = min(pending), "smallest Pending request"
+    elif running_sizes:
+        threshold, basis = Counter(running_sizes).most_common(1)[0][0], "most common running request"
+    stranded = sum(f for f in frees if threshold is not None and 0 < f < threshold)
+    total_free = sum(frees)
+    frag: dict[str, Any] = {
+        "largest_free_block": _int(largest),
+        "free_histogram": dict(sorted(histogram.items(), key=lambda kv: float(kv[0]))),
+        "stranded": _int(stranded),
+        "request_size": _int(threshold) if threshold is not None else None,
+        "request_basis": basis,
+    }
+    if pending:
+        biggest = max(pending)
+        if largest < biggest:
+            frag["summary"] = (f"{_int(total_free)} free {resource} on schedulable nodes, but no node can take a Pending pod "
+                               f"that needs {_int(biggest)} (largest free block: {_int(largest)})")
+    if "summary" not in frag and stranded:
+        frag["summary"] = f"{_int(stranded)} of {_int(total_free)} free {resource} are stranded on nodes with fewer than {_int(threshold)} free"
+    return frag
+
+
+def _consolidation(snap: Snapshot, rows: list[Row], pods_by_node: dict[str, list], resource: str,
+                   pending: list[float]) -> Optional[str]:
+    """Best effort: which running pods, if moved, would free a whole node for the
+    largest Pending request. A hint, clearly labelled, never an instruction."""
+    if not pending:
+        return None
+    need = max(pending)
+    usable = sorted((r for r in rows if r.schedulable and r.ready), key=lambda r: -r.free)
+    if not usable or usable[0].free >= need:
+        return None
+    for target in usable:
+        if target.allocatable < need:
+            continue
+        missing = need - target.free
+        movers = sorted(((pod_requests(p).get(resource, 0.0), p) for p in pods_by_node.get(target.node, [])),
+                        key=lambda x: x[0])
+        moved, chosen = 0.0, []
+        for q, p in movers:
+            if q <= 0:
+                continue
+            chosen.append((q, p))
+            moved += q
+            if moved >= missing:
+                break
+        room = sum(r.free for r in usable if r.node != target.node)
+        if moved >= missing and room >= moved:
+            names = ", ".join(f"{p.metadata.namespace}/{p.metadata.name} ({_int(q)})" for q, p in chosen)
+            return (f"hint: moving {names} off {target.node} would free {_int(target.free + moved)} {resource} there "
+                    f"for a Pending {_int(need)}-GPU pod; the other nodes have {_int(room)} free to take them")
+    return None
+
+
+def capacity_report(snap: Snapshot, pool_label: Optional[str] = None, wide: bool = False) -> dict[str, Any]:
+    nodes = sorted(snap.nodes.values(), key=lambda n: n.metadata.name)
+    gpu_nodes = [n for n in nodes if catalog.node_has_gpus(n.metadata.labels) is not None
+                 or any(catalog.is_gpu_resource(r) for r in n.status.capacity)]
+    key = choose_pool_label(gpu_nodes, pool_label)
+    pods_by_node = snap.pods_by_node()
+    rows: list[Row] = []
+    for n in nodes:
+        rows += _rows_for_node(snap, n, pods_by_node.get(n.metadata.name, []), key)
+    rows += _dra_rows(snap, {n.metadata.name: n for n in nodes}, key)
+    rows.sort(key=lambda r: (r.pool, r.node, r.resource))
+
+    pools = []
+    by_pool: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        by_pool.setdefault((r.pool, r.resource), []).append(r)
+    node_by_name = {n.metadata.name: n for n in nodes}
+    for (pool, resource), prow in sorted(by_pool.items()):
+        pool_nodes = [node_by_name[r.node] for r in prow]
+        pending = _pending_requests(snap, pool_nodes, resource)
+        running = [q for r in prow for p in pods_by_node.get(r.node, []) if (q := pod_requests(p).get(resource, 0.0)) > 0]
+        entry: dict[str, Any] = {
+            "pool": pool, "resource": resource, "nodes": len(prow),
+            "capacity": _int(sum(r.capacity for r in prow)), "allocatable": _int(sum(r.allocatable for r in prow)),
+            "allocated": _int(sum(r.allocated for r in prow)), "free": _int(sum(r.free for r in prow)),
+            "unhealthy": _int(sum(r.unhealthy for r in prow)), "pending_pods": len(pending),
+            "fragmentation": _fragmentation(prow, pending, running, resource),
+        }
+        hint = _consolidation(snap, prow, pods_by_node, resource, pending)
+        if hint:
+            entry["consolidation_hint"] = hint
+        pools.append(entry)
+
+    totals = []
+    for resource in sorted({r.resource for r in rows}):
+        rr = [r for r in rows if r.resource == resource]
+        totals.append({"resource": resource, "nodes": len(rr), "capacity": _int(sum(r.capacity for r in rr)),
+                       "allocatable": _int(sum(r.allocatable for r in rr)), "allocated": _int(sum(r.allocated for r in rr)),
+                       "free": _int(sum(r.free for r in rr)), "unhealthy": _int(sum(r.unhealthy for r in rr))})
+    return {"schema": "gpuctl/capacity/v1", "pool_label": key, "rows": [r.to_dict(wide) for r in rows],
+            "pools": pools, "totals": totals}

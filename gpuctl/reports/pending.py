@@ -1,0 +1,68 @@
+"""`gpuctl diagnose pending`: every Pending GPU pod of a namespace (or, with -A,
+the cluster), diagnosed with the same engine as `diagnose pod` from ONE snapshot,
+and grouped by top cause, biggest group first, each with its fix and how long its
+pods have waited. Pods with the same scheduling constraints share one evaluation
+of the per-node fit matrix (PodContext's fit cache)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..checks.context import PodContext
+from ..findings import Severity
+from ..knowledge import catalog
+from ..model.snapshot import Snapshot
+
+
+def pending_gpu_pods(snap: Snapshot, namespace: Optional[str]) -> list:
+    out = []
+    for p in snap.pods.values():
+        if p.spec.nodeName or p.status.phase != "Pending" or p.metadata.deletionTimestamp:
+            continue
+        if namespace is not None and p.metadata.namespace != namespace:
+            continue
+        ctx = PodContext(snap, p)
+        if ctx.gpu_requests or any(catalog.is_gpu_resource(r) or "gpu" in r for r in ctx.device_requests) \
+                or getattr(p.spec, "resourceClaims", None):
+            out.append(p)
+    return sorted(out, key=lambda p: p.key)
+
+
+def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, Any], int]:
+    from ..engine import diagnose_pod
+
+    groups: dict[str, dict[str, Any]] = {}
+    checks: dict[str, dict[str, str]] = {}
+    worst = 0
+    for p in pending_gpu_pods(snap, namespace):
+        d = diagnose_pod(snap, p.metadata.namespace or "default", p.metadata.name, pod=p)
+        top = next((f for f in d.findings if f.severity != Severity.INFO), d.findings[0] if d.findings else None)
+        code = top.code if top else ("inconclusive" if d.verdict == "inconclusive" else "none")
+        g = groups.get(code)
+        if g is None:
+            g = groups[code] = {
+                "code": code, "severity": top.severity.value if top else "info",
+                "summary": top.summary if top else ("no cause identified" if d.verdict == "inconclusive" else "nothing wrong yet"),
+                "pods": [], "fixes": [fx.to_dict() for fx in top.fixes] if top else [],
+                "runbook": f"gpuctl runbook {code}" if top else None,
+            }
+        age = PodContext(snap, p).age_seconds
+        g["pods"].append({"namespace": p.metadata.namespace, "name": p.metadata.name,
+                          "pendingSeconds": int(age) if age is not None else None,
+                          "verdict": d.verdict, "summary": top.summary if top else None})
+        for c in d.checks:
+            if c.status.value in ("skipped", "error"):
+                checks.setdefault(f"{c.name}: {c.detail}", {"name": c.name, "status": c.status.value, "detail": c.detail})
+        worst = max(worst, d.exit_code)
+    order = {"blocker": 0, "critical": 1, "warning": 2, "info": 3}
+    ranked = sorted(groups.values(), key=lambda g: (-len(g["pods"]), order.get(g["severity"], 4), g["code"]))
+    for g in ranked:
+        waits = [p["pendingSeconds"] for p in g["pods"] if p["pendingSeconds"] is not None]
+        g["oldestPendingSeconds"] = max(waits) if waits else None
+        if len({p["summary"] for p in g["pods"]}) > 1:
+            g["summary"] = f"{len(g['pods'])} pods: " + g["summary"]
+        for p in g["pods"]:
+            p.pop("summary", None)
+    doc = {"schema": "gpuctl/pending/v1", "scope": namespace or "all namespaces",
+           "pods": sum(len(g["pods"]) for g in ranked), "groups": ranked, "checks": list(checks.values())[:20]}
+    return doc, worst
