@@ -53,12 +53,16 @@ class Common:
     def wide(self) -> bool:
         return self.output == Output.wide
 
-    def console(self, stderr: bool = False):
+    def console(self, stderr: bool = False, wide: bool = False):
+        """Rich console: colour only on a terminal, NO_COLOR/--no-color honoured; a
+        wide report written to a file or pipe gets 200 columns instead of 80."""
         from rich.console import Console
 
         plain = self.no_color or bool(os.environ.get("NO_COLOR"))
-        return Console(file=sys.stderr if stderr else sys.stdout, color_system=None if self.no_color else "auto",
-                       no_color=plain, highlight=False, soft_wrap=False)
+        out = sys.stderr if stderr else sys.stdout
+        width = 200 if wide and not out.isatty() else None
+        return Console(file=out, color_system=None if self.no_color else "auto",
+                       no_color=plain, highlight=False, soft_wrap=False, width=width)
 
     def api(self):
         from ..collect.kube import KubeAPI

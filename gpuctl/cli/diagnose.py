@@ -169,4 +169,4 @@ def emit(diagnosis, opts: Common) -> None:
     else:
         from ..render.diagnosis import render_diagnosis
 
-        render_diagnosis(diagnosis, opts.console(), wide=opts.wide)
+        render_diagnosis(diagnosis, opts.console(wide=opts.wide), wide=opts.wide)

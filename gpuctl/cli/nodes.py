@@ -108,4 +108,5 @@ def write_report(doc, output: ReportOutput, opts: Common, kind: str) -> None:
         sys.stdout.write(R.capacity_markdown(doc) if kind == "capacity" else R.pending_markdown(doc))
     else:
         render = R.render_capacity if kind == "capacity" else R.render_pending
-        render(doc, opts.console(), wide=output == ReportOutput.wide)
+        wide = output == ReportOutput.wide
+        render(doc, opts.console(wide=wide), wide=wide)
