@@ -482,8 +482,11 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
         yield Finding(code, summary, evidence=evidence, nodes=_names(pool)[:20], root_cause=bool(eligible) and symptom is None,
                       unblocks=0, disruption=DISRUPTION.get(code, 4), symptom_of=symptom, fixes=fixes, severity=severity)
 
-    # 5. Constraints on the nodes that have room. A pod that asks for no GPU is
-    # never told to tolerate the taint that reserves GPU nodes for GPU work.
+    # 5. Constraints on the nodes that have room — only when no node takes the pod
+    # as it is (otherwise those constraints are not why it waits). A pod that asks
+    # for no GPU is never told to tolerate the taint that reserves GPU nodes.
+    if any(f.fits for f in fits):
+        return
     roomy = [f for f in fits if f.candidate and (f.enough_devices or not devices)]
     if not ctx.gpu_requests:
         roomy = [f for f in roomy if not (f.gpu_node and f.taints and all("gpu" in t.key.lower() for t in f.taints))]

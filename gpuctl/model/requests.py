@@ -50,6 +50,25 @@ def pod_requests(pod: Pod) -> dict[str, float]:
     return {k: v for k, v in total.items() if v > 0}
 
 
+def request_of(pod: Pod, resource: str) -> float:
+    """The pod's effective request of one resource; the common pod (no init
+    containers, no overhead) without building the whole requests dict."""
+    spec = pod.spec
+    if spec.initContainers or spec.overhead:
+        return pod_requests(pod).get(resource, 0.0)
+    total = 0.0
+    for c in spec.containers:
+        v = c.resources.requests.get(resource)
+        if v is None:
+            v = c.resources.limits.get(resource)
+        if v is not None:
+            try:
+                total += parse_quantity(v)
+            except ValueError:
+                pass
+    return total
+
+
 def sum_requests(pods) -> dict[str, float]:
     total: dict[str, float] = defaultdict(float)
     for p in pods:

@@ -27,7 +27,7 @@ from ..knowledge import catalog
 from ..model.matching import node_selector_mismatches, required_affinity_matches
 from ..model.objects import Node
 from ..model.quantity import parse_quantity
-from ..model.requests import pod_requests
+from ..model.requests import request_of
 from ..model.snapshot import Snapshot
 
 POOL_LABELS = ("gpu-type", "nvidia.com/gpu.product", "node.kubernetes.io/instance-type")
@@ -177,7 +177,7 @@ def _pending_requests(snap: Snapshot, pool_nodes: list[Node], resource: str) -> 
     for p in snap.pods.values():
         if p.spec.nodeName or p.status.phase != "Pending" or p.metadata.deletionTimestamp:
             continue
-        q = pod_requests(p).get(resource, 0.0)
+        q = request_of(p, resource)
         if q <= 0:
             continue
         affinity = getattr(p.spec, "affinity", None)
@@ -232,7 +232,7 @@ def _consolidation(snap: Snapshot, rows: list[Row], pods_by_node: dict[str, list
         if target.allocatable < need:
             continue
         missing = need - target.free
-        movers = sorted(((pod_requests(p).get(resource, 0.0), p) for p in pods_by_node.get(target.node, [])),
+        movers = sorted(((request_of(p, resource), p) for p in pods_by_node.get(target.node, [])),
                         key=lambda x: x[0])
         moved, chosen = 0.0, []
         for q, p in movers:
@@ -270,7 +270,8 @@ def capacity_report(snap: Snapshot, pool_label: Optional[str] = None, wide: bool
     for (pool, resource), prow in sorted(by_pool.items()):
         pool_nodes = [node_by_name[r.node] for r in prow]
         pending = _pending_requests(snap, pool_nodes, resource)
-        running = [q for r in prow for p in pods_by_node.get(r.node, []) if (q := pod_requests(p).get(resource, 0.0)) > 0]
+        running = [] if pending else [q for r in prow for p in pods_by_node.get(r.node, [])
+                                      if (q := request_of(p, resource)) > 0]
         entry: dict[str, Any] = {
             "pool": pool, "resource": resource, "nodes": len(prow),
             "capacity": _int(sum(r.capacity for r in prow)), "allocatable": _int(sum(r.allocatable for r in prow)),
