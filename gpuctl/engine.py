@@ -153,7 +153,8 @@ def pod_target(ctx: PodContext) -> dict[str, Any]:
     }
 
 
-def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] = None) -> Diagnosis:
+def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] = None,
+                 include_nodes: bool = True) -> Diagnosis:
     pod = pod or find_pod(snap, namespace, name)
     ctx = PodContext(snap, pod)
     findings, results = run_checks(ctx, "pod")
@@ -169,7 +170,7 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
     ranked = merge(findings)
     verdict = verdict_for(ranked, results, ctx.bound)
     nodes = []
-    if ctx.pending_unbound and snap.nodes and not any(r.name == "node-fit" and r.status in (Status.SKIPPED, Status.ERROR) for r in results):
+    if include_nodes and ctx.pending_unbound and snap.nodes and not any(r.name == "node-fit" and r.status in (Status.SKIPPED, Status.ERROR) for r in results):
         try:
             nodes = [f.to_dict(ctx.device_requests) for f in sorted(ctx.fits, key=lambda f: (not f.fits, len(f.reasons), f.name))]
         except Exception:

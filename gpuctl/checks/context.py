@@ -168,12 +168,14 @@ class PodContext:
 
     @cached_property
     def pods_by_node(self) -> dict[str, list[Pod]]:
-        own = self.pod.metadata.uid
-        out: dict[str, list[Pod]] = {}
-        for p in self.snap.pods.values():
-            if p.spec.nodeName and not p.terminated and not (own and p.metadata.uid == own):
-                out.setdefault(p.spec.nodeName, []).append(p)
-        return out
+        """Non-terminated pods per node, without the pod itself (built once per snapshot)."""
+        shared = self.snap.fit_cache.get("pods_by_node")
+        if shared is None:
+            shared = self.snap.fit_cache["pods_by_node"] = self.snap.pods_by_node()
+        node, own = self.pod.spec.nodeName, self.pod.metadata.uid
+        if node and own and any(p.metadata.uid == own for p in shared.get(node, [])):
+            return {**shared, node: [p for p in shared[node] if p.metadata.uid != own]}
+        return shared
 
     @cached_property
     def advertised_sets(self) -> dict[str, set[str]]:
@@ -236,7 +238,7 @@ class PodContext:
 
         spec = self.pod.spec
         aff = spec.affinity
-        if aff and (aff.podAffinity or aff.podAntiAffinity):
+        if aff and any(a and a.requiredDuringSchedulingIgnoredDuringExecution for a in (aff.podAffinity, aff.podAntiAffinity)):
             return None
         enc = msgspec.json.encode
         return (spec.nodeName, tuple(sorted(self.requests.items())), tuple(sorted(spec.nodeSelector.items())),
@@ -314,7 +316,14 @@ class PodContext:
     def _fit_resources(self, node: Node, fit: NodeFit) -> None:
         name = node.metadata.name
         pods = self.pods_by_node.get(name, [])
-        used = used_by(pods, tuple(self.requests))
+        resources = tuple(sorted(self.requests))
+        own_excluded = self.pods_by_node is not self.snap.fit_cache.get("pods_by_node")
+        key = ("used", name, resources)
+        used = None if own_excluded else self.snap.fit_cache.get(key)
+        if used is None:
+            used = used_by(pods, resources)
+            if not own_excluded:
+                self.snap.fit_cache[key] = used
         for r, q in list(self.requests.items()) + [("pods", 1.0)]:
             cap = _num(node.status.capacity.get(r, 0))
             alloc = _num(node.status.allocatable.get(r, cap if r not in node.status.allocatable else 0))

@@ -45,6 +45,14 @@ class DriverInfo:
 
 
 def driver_info(snap: Snapshot, node_name: str) -> Optional[DriverInfo]:
+    """Cached per snapshot: checks ask for every candidate node, pod after pod."""
+    key = ("driver", node_name)
+    if key not in snap.fit_cache:
+        snap.fit_cache[key] = _driver_info(snap, node_name)
+    return snap.fit_cache[key]
+
+
+def _driver_info(snap: Snapshot, node_name: str) -> Optional[DriverInfo]:
     from ..knowledge.cuda import driver_cuda, parse_cuda
 
     probe = snap.probes.get(node_name)

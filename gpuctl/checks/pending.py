@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections import Counter
@@ -27,6 +28,7 @@ from .base import check
 from .context import NodeFit, PodContext, is_mig, twin_of
 
 MAX_EVIDENCE_NODES = 6
+SHARE_ACROSS_OWNERS = "node-fit: share across owners"
 PLACEMENT = ("node-not-ready", "node-unschedulable", "untolerated-taint", "node-selector-mismatch",
              "node-affinity-mismatch", "pod-topology-constraint")
 NODE_RESOURCE = ("insufficient-cpu", "insufficient-memory", "insufficient-resource")
@@ -295,7 +297,26 @@ def _requested_text(ctx: PodContext, r: str) -> str:
 def node_fit(ctx: PodContext) -> Iterable[Finding]:
     """Every node against the pod, from current state: which resource nobody
     advertises, shortage vs fragmentation, and the constraints that keep the pod
-    off the nodes that have enough free GPUs."""
+    off the nodes that have enough free GPUs.
+
+    Pods with the same scheduling constraints, namespace and owner (the replicas of
+    one Job or Deployment) get the same findings: they are computed once per
+    snapshot and copied. A group report (diagnose pending, SHARE_ACROSS_OWNERS set)
+    shares them across owners too: it shows each group's first fix only."""
+    key = None
+    if ctx.fit_signature is not None:
+        owner = None if ctx.snap.fit_cache.get(SHARE_ACROSS_OWNERS) else (ctx.ns, workload_ref(ctx))
+        key = ("node-fit", ctx.fit_signature, owner, ctx.pod.status.nominatedNodeName)
+        cached = ctx.snap.fit_cache.get(key)
+        if cached is not None:
+            return copy.deepcopy(cached)
+    found = list(_node_fit(ctx))
+    if key is not None:
+        ctx.snap.fit_cache[key] = copy.deepcopy(found)
+    return found
+
+
+def _node_fit(ctx: PodContext) -> Iterable[Finding]:
     fits = ctx.fits
     ev = event_codes(ctx)
     devices = ctx.device_requests

@@ -421,13 +421,20 @@ def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> 
                       evidence=evidence, nodes=[node], root_cause=True, disruption=2, fixes=_cuda_fixes(ctx, req, good),
                       severity=None if certain else Severity.WARNING)
         return
-    # Not bound yet: which nodes could it land on, and would they run it?
-    candidates = [f.name for f in ctx.fits if f.fits] or [f.name for f in ctx.fits if f.candidate]
-    judged = {n: verdict(n) for n in candidates}
-    bad_nodes = [n for n, (_, bad) in judged.items() if bad]
+    # Not bound yet: which nodes could it land on, and would they run it? The same
+    # for every pod with these constraints and this requirement (cached).
+    key = ("cuda", ctx.fit_signature, str(req.cuda), req.enforced, req.driver_ranges) if ctx.fit_signature else None
+    hit = ctx.snap.fit_cache.get(key) if key else None
+    if hit is None:
+        candidates = [f.name for f in ctx.fits if f.fits] or [f.name for f in ctx.fits if f.candidate]
+        judged = {n: verdict(n) for n in candidates}
+        bad_nodes = [n for n, (_, bad) in judged.items() if bad]
+        hit = (judged, bad_nodes, _good_nodes(ctx, verdict) if bad_nodes else [])
+        if key:
+            ctx.snap.fit_cache[key] = hit
+    judged, bad_nodes, good = hit
     if not bad_nodes:
         return
-    good = _good_nodes(ctx, verdict)
     sample = judged[bad_nodes[0]][0]
     severity = Severity.BLOCKER if len(bad_nodes) == len(judged) and req.enforced else Severity.WARNING
     summary = (f"The image needs CUDA {req.cuda}; {len(bad_nodes)} of the {len(judged)} nodes the pod can land on have a "

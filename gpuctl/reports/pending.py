@@ -29,13 +29,15 @@ def pending_gpu_pods(snap: Snapshot, namespace: Optional[str]) -> list:
 
 
 def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, Any], int]:
+    from ..checks.pending import SHARE_ACROSS_OWNERS
     from ..engine import diagnose_pod
 
+    snap.fit_cache[SHARE_ACROSS_OWNERS] = True
     groups: dict[str, dict[str, Any]] = {}
     checks: dict[str, dict[str, str]] = {}
     worst = 0
     for p in pending_gpu_pods(snap, namespace):
-        d = diagnose_pod(snap, p.metadata.namespace or "default", p.metadata.name, pod=p)
+        d = diagnose_pod(snap, p.metadata.namespace or "default", p.metadata.name, pod=p, include_nodes=False)
         top = next((f for f in d.findings if f.severity != Severity.INFO), d.findings[0] if d.findings else None)
         code = top.code if top else ("inconclusive" if d.verdict == "inconclusive" else "none")
         g = groups.get(code)
