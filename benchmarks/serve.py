@@ -98,7 +98,7 @@ def _serve(args: argparse.Namespace) -> int:
     t1 = time.perf_counter()
     from gpuctl.apiserver.server import SnapshotAPIServer
 
-    server = SnapshotAPIServer(objects, logs=logs, token=TOKEN, page_size_cap=args.page_size_cap)
+    server = SnapshotAPIServer(objects, logs=logs, token=None if args.no_auth else TOKEN, page_size_cap=args.page_size_cap)
     del objects
     if not args.snapshot:
         del cluster
@@ -194,6 +194,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--snapshot", help="serve this snapshot directory (benchmarks.synth --out) instead")
     ap.add_argument("--kubeconfig", default=str(HERE / "out" / "bench.kubeconfig"))
     ap.add_argument("--page-size-cap", type=int, default=None)
+    ap.add_argument("--no-auth", action="store_true",
+                    help="serve without a bearer token (kubectl will not send a token over plain HTTP; for the kubectl comparison)")
     ap.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     Path(args.kubeconfig).parent.mkdir(parents=True, exist_ok=True)
