@@ -912,6 +912,7 @@ class RequestRecord:
     query: dict[str, list[str]]
     status: int
     headers: dict[str, str]
+    body: bytes = b""   # what the client sent (PATCH bodies, for tests that check what was written)
 
 
 _FAULT_KINDS = ("status", "reset", "hang", "badjson", "gone")
@@ -1501,7 +1502,7 @@ class SnapshotAPIServer:
     # -- request handling ----------------------------------------------------
 
     def _handle(self, req: _Request) -> _Response | _Drop:
-        record = RequestRecord(req.method, req.path, req.query, 0, dict(req.headers))
+        record = RequestRecord(req.method, req.path, req.query, 0, dict(req.headers), req.body)
         with self._lock:
             self._requests.append(record)
             fault = next((f for f in self._faults if f._matches(req.method, req.path, req.raw_query)), None)

@@ -32,7 +32,8 @@ _CLICK_ERROR = getattr(click_exc, "ClickException", _Never)
 _USAGE_ERROR = getattr(click_exc, "UsageError", _Never)
 
 from .. import __version__
-from . import diagnose, nodes, runbook, snapshot
+from . import diagnose, label_nodes, nodes, runbook, snapshot
+from . import node_probe
 
 app = typer.Typer(
     name="gpuctl",
@@ -46,7 +47,9 @@ app = typer.Typer(
 app.add_typer(diagnose.app, name="diagnose")
 app.add_typer(nodes.app, name="nodes")
 app.add_typer(snapshot.app, name="snapshot")
+app.add_typer(node_probe.app, name="node")
 app.command("runbook")(runbook.runbook)
+app.command("label-nodes")(label_nodes.label_nodes)
 
 
 def _version(value: bool) -> None:

@@ -10,7 +10,8 @@
   from the start, at most twice.
 * Each request has a timeout; 429 (honouring Retry-After, capped), 5xx and dropped
   connections are retried with backoff, at most ``MAX_ATTEMPTS`` times in all.
-* Read-only: this module only ever sends GET.
+* Read commands only ever send GET; the one write is `patch_merge`, used by
+  `label-nodes --apply` (and `--dry-run=server`) alone.
 """
 
 from __future__ import annotations
@@ -133,6 +134,27 @@ class KubeAPI:
                 raise ApiFailure(None, "unreachable", _short(e)) from None
         raise ApiFailure(None, "error", "retries exhausted")
 
+    def patch_merge(self, path: str, body: dict[str, Any], dry_run: bool = False) -> bytes:
+        """A JSON merge patch (RFC 7386), the only write gpuctl ever sends, and only
+        for `label-nodes --apply` / `--dry-run=server`. Retried on 429/503 like reads:
+        the patch carries the object's resourceVersion, so a retry cannot clobber."""
+        query = {"dryRun": "All"} if dry_run else {}
+        delay = BACKOFF_BASE
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            self.log.count += 1
+            self.log.paths.append(path)
+            try:
+                return _transport_patch(self.api_client, path, list(query.items()), body,
+                                        (min(5.0, self.timeout), self.timeout))
+            except _HTTPStatus as e:
+                if e.status in (429, 503) and attempt < MAX_ATTEMPTS:
+                    retry_after = _retry_after(e)
+                    self._sleep(retry_after if retry_after is not None else delay)
+                    delay *= 2
+                    continue
+                raise _failure(e.status, e, path) from None
+        raise ApiFailure(None, "error", "retries exhausted")
+
     def _sleep(self, seconds: float) -> None:
         self.log.retries += 1
         time.sleep(min(MAX_RETRY_AFTER, seconds) * (0.8 + 0.4 * random.random()))
@@ -241,6 +263,29 @@ def _transport_get(api_client: Any, path: str, params: list[tuple[str, Any]], ti
                                    _return_http_data_only=True, _request_timeout=timeout)
     except ApiException as e:
         raise status_error(e.status or 0, e.body, e.headers) from None
+    return resp.data
+
+
+def _transport_patch(api_client: Any, path: str, params: list[tuple[str, Any]], body: dict[str, Any],
+                     timeout: tuple[float, float]) -> bytes:
+    """One merge PATCH through the official client's transport and auth (both client generations)."""
+    from kubernetes.client.exceptions import ApiException
+
+    headers = {"Accept": "application/json", "Content-Type": "application/merge-patch+json"}
+    if hasattr(api_client, "param_serialize"):
+        method, url, hdrs, ser_body, post = api_client.param_serialize(
+            "PATCH", path, query_params=params, header_params=headers, body=body, auth_settings=["BearerToken"])
+        resp = api_client.call_api(method, url, header_params=hdrs, body=ser_body, post_params=post, _request_timeout=timeout)
+        data = resp.read()
+        if not 200 <= resp.status <= 299:
+            raise _HTTPStatus(resp.status, data, resp.headers)
+        return data
+    try:
+        resp = api_client.call_api(path, "PATCH", query_params=params, header_params=headers, body=body,
+                                   auth_settings=["BearerToken"], _preload_content=False,
+                                   _return_http_data_only=True, _request_timeout=timeout)
+    except ApiException as e:
+        raise _HTTPStatus(e.status or 0, e.body or b"", e.headers or {}) from None
     return resp.data
 
 

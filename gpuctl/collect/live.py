@@ -561,3 +561,55 @@ def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Opt
     for p in pending or []:
         c.pod_extras(p, bulk=True)
     return c.snap
+
+
+def collect_nodes(api: KubeAPI, names: Optional[list[str]] = None, selector: Optional[str] = None) -> S.Snapshot:
+    """The nodes label-nodes works on: the named ones (one GET each), else one
+    list (by label selector when given)."""
+    c = LiveCollector(api)
+    try:
+        if names:
+            for n in names:
+                try:
+                    c.snap.add("Node", api.get(f"/api/v1/nodes/{quote(n)}", "Node"))
+                except ApiFailure as e:
+                    if e.reason != "not-found":
+                        raise
+        else:
+            for n in api.list("/api/v1/nodes", "Node", {"labelSelector": selector} if selector else None,
+                              malformed=c.snap.malformed):
+                c.snap.add("Node", n)
+    except ApiFailure as e:
+        raise _fatal(e, "list nodes") from None
+    return c.snap
+
+
+def probes_from_pods(api: KubeAPI, namespace: str, selector: str, tail_lines: int = 20) -> dict[str, dict]:
+    """The newest gpuctl/probe/v1 document each probe pod printed (the probe
+    DaemonSet writes one JSON document per line), by node name. Pods that cannot be
+    read or printed nothing valid are skipped: the labeller falls back to labels."""
+    import json as _json
+
+    out: dict[str, dict] = {}
+    try:
+        pods = api.list(f"/api/v1/namespaces/{quote(namespace)}/pods", "Pod", {"labelSelector": selector})
+    except ApiFailure:
+        return out
+    for p in pods:
+        container = p.spec.containers[0].name if p.spec.containers else ""
+        try:
+            text = api.log_text(namespace, p.metadata.name, container, False, tail_lines=tail_lines)
+        except ApiFailure:
+            continue
+        for line in reversed(text.splitlines()):
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                doc = _json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and doc.get("schema") == "gpuctl/probe/v1" and isinstance(doc.get("node"), str):
+                out[doc["node"]] = doc
+                break
+    return out
