@@ -541,7 +541,8 @@ def test_node_probe_yaml_and_node_name_from_the_downward_api(cli, fake_pynvml, t
     assert doc["schema"] == SCHEMA and doc["node"] == "gpu-t4-1" and doc["xids"] == []
 
 
-def test_node_probe_table(cli, fake_pynvml, tmp_path):
+def test_node_probe_table(cli, fake_pynvml, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "160")
     nv = fake_pynvml(fake_nvml())
     nv.gpus[1]["name"] = "Tesla T4 [bold red]x[/]\x1b]0;owned\x07\x1b[2J"
     r = cli("node", "probe", "--node", "gpu-a100-5", "--kernel-log", str(_write_log(tmp_path)), "--no-color")
@@ -552,6 +553,17 @@ def test_node_probe_table(cli, fake_pynvml, tmp_path):
                  "GSP_RPC_TIMEOUT", "Needs attention", "nvmlDeviceGetMigMode", "GPU is lost"):
         assert text in out, text
     assert "\x1b" not in out and "\x07" not in out and "[bold red]x[/]" in out
+    assert "(2 lines)" in out         # the two Xid 79 lines of GPU 0 are one problem
+
+
+def test_node_probe_table_of_identical_healthy_gpus(cli, fake_pynvml, tmp_path):
+    nv = fake_pynvml(fake_nvml(healthy=True))
+    nv.gpus[1].update(nv.gpus[0], temp=41, bus=b"00000000:08:00.0")
+    (tmp_path / "empty.log").write_text("")
+    r = cli("node", "probe", "--node", "gpu-a100-5", "--kernel-log", str(tmp_path / "empty.log"))
+    assert r.code == 0, r.err
+    assert "2x NVIDIA A100-SXM4-80GB, 80 GiB each" in r.out and "41 C" in r.out
+    assert "No GPU health problem found." in r.out and "Xid line(s)" in r.out and "Needs attention" not in r.out
 
 
 def test_help_stays_free_of_pynvml():

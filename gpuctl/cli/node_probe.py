@@ -122,11 +122,18 @@ def problems(doc: dict[str, Any]) -> list[str]:
         action = g.get("recoveryAction")
         if action and action != "NONE":
             out.append(f"{ref}: NVML asks for recovery action {action}")
+    seen: dict[tuple[int, str], int] = {}
+    actions: dict[tuple[int, str], str] = {}
     for x in doc.get("xids") or []:
         info = xid_info(x.get("xid")) if isinstance(x, dict) else None
         if info is not None and info.severity == "critical":
             where = f"GPU {x['gpuIndex']}" if x.get("gpuIndex") is not None else f"PCI {x.get('pciBusId')}"
-            out.append(f"Xid {info.xid} ({info.mnemonic}) on {where}: {info.action}")
+            key = (info.xid, where)
+            seen[key] = seen.get(key, 0) + 1
+            actions[key] = f"Xid {info.xid} ({info.mnemonic}) on {where}"
+            actions[key] += "{times}: " + info.action
+    for key, n in seen.items():
+        out.append(actions[key].replace("{times}", f" ({n} lines)" if n > 1 else "", 1))
     return out
 
 
@@ -229,30 +236,39 @@ def render_probe(doc: dict[str, Any], console) -> None:
     if not gpus:
         console.print(Text("NVML reports no GPU.", style="bold yellow"))
     else:
+        names = {(g.get("name"), g.get("memoryTotalMiB")) for g in gpus}
+        same = len(names) == 1   # 8 identical GPUs: name and memory once, above the table
+        if same:
+            console.print(Text(f"{len(gpus)}x {clean(gpus[0].get('name') or '?')}, "
+                               f"{_mem(gpus[0].get('memoryTotalMiB'))} each"))
         table = Table(show_edge=False, pad_edge=False, box=None)
-        for col in ("GPU", "NAME", "MEMORY", "MIG", "ECC UNC VOL/AGG", "REMAPPED ROWS", "RETIRE PENDING", "TEMP",
-                    "THROTTLE"):
-            table.add_column(col, overflow="fold")
+        columns = [("GPU", True)] + ([] if same else [("NAME", False), ("MEMORY", True)]) + [
+            ("MIG", True), ("ECC UNC", True), ("ROW REMAP", True), ("RETIRE", True), ("TEMP", True), ("THROTTLE", False)]
+        for col, fixed in columns:
+            table.add_column(col, no_wrap=fixed, overflow="fold")
         for g in gpus:
             (ecc, ecc_bad), rows, retired, mig = _ecc(g), _rows(g), _retired(g), _mode(g.get("migMode"))
             temp = g.get("temperatureC")
             throttle = g.get("throttleReasons")
-            table.add_row(
-                Text(str(g.get("index"))),
-                Text(clean(g.get("name") or "?")),
-                Text(_mem(g.get("memoryTotalMiB"))),
+            cells = [Text(str(g.get("index")))]
+            if not same:
+                cells += [Text(clean(g.get("name") or "?")), Text(_mem(g.get("memoryTotalMiB")))]
+            cells += [
                 Text(clean(mig), style="yellow" if "(reset)" in mig else ""),
                 Text(ecc, style="bold red" if ecc_bad else ""),
                 Text(rows, style="bold red" if ("pending" in rows or "FAILED" in rows) else ""),
                 Text(retired, style="bold red" if retired == "yes" else ""),
                 Text("n/a" if temp is None else f"{temp} C"),
                 Text(clean(", ".join(str(t) for t in throttle) if isinstance(throttle, list) else "n/a")),
-            )
+            ]
+            table.add_row(*cells)
         console.print(table)
+        console.print(Text("ECC UNC: uncorrectable ECC errors, volatile/aggregate; ROW REMAP: corrected (c) and "
+                           "uncorrectable (u) remapped rows; RETIRE: page retirement pending.", style="dim"))
     xids = [x for x in doc.get("xids") or [] if isinstance(x, dict)]
     console.print()
-    src = Text(f"Kernel log: {clean(doc.get('kernelLogSource') or '?')}", style="bold")
-    src.append(f"  {len(xids)} Xid line(s)", style="")
+    src = Text(f"Kernel log: {len(xids)} Xid line(s)", style="bold")
+    src.append(f" (from {clean(doc.get('kernelLogSource') or '?')})", style="")
     console.print(src)
     if xids:
         t = Table(show_edge=False, pad_edge=False, box=None)
@@ -262,7 +278,7 @@ def render_probe(doc: dict[str, Any], console) -> None:
             info = xid_info(x.get("xid"))
             gpu = str(x["gpuIndex"]) if x.get("gpuIndex") is not None else f"? ({clean(x.get('pciBusId'))})"
             sev = info.severity if info else "unknown"
-            meaning = f"{info.mnemonic}: {info.description}; {info.action}" if info else "not in the Xid catalog"
+            meaning = f"{info.mnemonic}: {info.description}" if info else "not in the Xid catalog"
             t.add_row(Text(clean(x.get("time") or "-")), Text(gpu), Text(str(x.get("xid"))),
                       Text(sev, style={"critical": "bold red", "warning": "yellow"}.get(sev, "")),
                       Text(clean(meaning)))

@@ -377,5 +377,6 @@ def _gpu(p: _Probe, index: int) -> dict[str, Any]:
     gpu["recoveryAction"] = _recovery_action(p, h, index)
     gpu["throttleReasons"] = p.value("nvmlDeviceGetCurrentClocksEventReasons", index, h, convert=_reasons,
                                      fallbacks=("nvmlDeviceGetCurrentClocksThrottleReasons",))
-    gpu["temperatureC"] = p.value("nvmlDeviceGetTemperature", index, h, p.const("NVML_TEMPERATURE_GPU", 0), convert=int)
+    gpu["temperatureC"] = p.value("nvmlDeviceGetTemperature", index, h, p.const("NVML_TEMPERATURE_GPU", 0), convert=int,
+                                  fallbacks=("nvmlDeviceGetTemperatureV",))
     return gpu
