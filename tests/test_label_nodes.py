@@ -141,3 +141,34 @@ def test_unknown_node_exit_1_and_snapshot_refuses_apply(cli, tmp_path):
     r = cli("label-nodes", "--snapshot", str(tmp_path / "n.json"), "-o", "json")
     assert r.code == 1 and r.json()["nodes"][0]["status"] == "unknown"
     assert cli("label-nodes", "--snapshot", str(tmp_path / "n.json"), "--apply").code == 2
+
+
+def test_probes_from_pods_fresh_own_node_only(cli, tmp_path, monkeypatch):
+    from gpuctl.apiserver import SnapshotAPIServer
+    from gpuctl.collect.files import iter_raw_objects
+
+    objs = list(iter_raw_objects(DEMO))
+    gpu_nodes = [o["metadata"]["name"] for o in objs if o["kind"] == "Node" and "gpu-type" in o["metadata"].get("labels", {})]
+    fresh_node, stale_node, liar_node = gpu_nodes[:3]
+    monkeypatch.setenv("GPUCTL_NOW", "2026-11-20T03:12:00Z")
+    logs = {}
+
+    def probe_pod(name, node, doc_node, captured):
+        objs.append({"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": name, "namespace": "gpuctl", "labels": {"app.kubernetes.io/name": "gpuctl-probe"}},
+                     "spec": {"nodeName": node, "containers": [{"name": "probe", "image": "gpuctl"}]},
+                     "status": {"phase": "Running"}})
+        doc = {"schema": "gpuctl/probe/v1", "node": doc_node, "capturedAt": captured,
+               "gpus": [{"index": i, "name": "NVIDIA H100 NVL", "memoryTotalMiB": 95830} for i in range(8)]}
+        logs[("gpuctl", name, "probe", False)] = "starting\n" + json.dumps(doc) + "\n"
+
+    probe_pod("probe-a", fresh_node, fresh_node, "2026-11-20T03:05:00Z")
+    probe_pod("probe-b", stale_node, stale_node, "2026-11-20T01:00:00Z")      # older than 30 minutes
+    probe_pod("probe-c", liar_node, fresh_node, "2026-11-20T03:05:00Z")       # speaks for another node
+    with SnapshotAPIServer(objs, logs=logs) as srv:
+        kc = srv.write_kubeconfig(str(tmp_path / "kc"), context="incident")
+        doc = cli("label-nodes", fresh_node, stale_node, liar_node, "--kubeconfig", kc,
+                  "--probes-from-pods", "gpuctl/app.kubernetes.io/name=gpuctl-probe", "-o", "json").json()
+    by = {n["node"]: n for n in doc["nodes"]}
+    assert by[fresh_node]["source"] == "probe" and by[fresh_node]["status"] == "conflict"   # NVL probe vs A100/H100 labels
+    assert by[stale_node]["source"] == "gfd" and by[liar_node]["source"] == "gfd"

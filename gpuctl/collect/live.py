@@ -584,10 +584,15 @@ def collect_nodes(api: KubeAPI, names: Optional[list[str]] = None, selector: Opt
     return c.snap
 
 
-def probes_from_pods(api: KubeAPI, namespace: str, selector: str, tail_lines: int = 20) -> dict[str, dict]:
+PROBE_MAX_AGE_SECONDS = 30 * 60   # three probe intervals (deploy/probe-daemonset.yaml)
+
+
+def probes_from_pods(api: KubeAPI, namespace: str, selector: str, tail_lines: int = 5) -> dict[str, dict]:
     """The newest gpuctl/probe/v1 document each probe pod printed (the probe
-    DaemonSet writes one JSON document per line), by node name. Pods that cannot be
-    read or printed nothing valid are skipped: the labeller falls back to labels."""
+    DaemonSet writes one JSON document per line), by node name. A document counts
+    only for the node its pod runs on (a probe cannot speak for another node) and
+    only if it is fresh; pods that cannot be read or printed nothing valid are
+    skipped, and the labeller falls back to the node's labels."""
     import json as _json
 
     out: dict[str, dict] = {}
@@ -609,7 +614,11 @@ def probes_from_pods(api: KubeAPI, namespace: str, selector: str, tail_lines: in
                 doc = _json.loads(line)
             except ValueError:
                 continue
-            if isinstance(doc, dict) and doc.get("schema") == "gpuctl/probe/v1" and isinstance(doc.get("node"), str):
-                out[doc["node"]] = doc
-                break
+            if not (isinstance(doc, dict) and doc.get("schema") == "gpuctl/probe/v1" and doc.get("node") == p.spec.nodeName):
+                continue
+            taken = S.parse_time(doc.get("capturedAt"))
+            if taken is None or (now() - taken).total_seconds() > PROBE_MAX_AGE_SECONDS:
+                break   # the newest document is stale: fall back to labels
+            out[doc["node"]] = doc
+            break
     return out
