@@ -9,4 +9,3 @@ _gpuctl_completion() {
 }
 
 complete -o default -F _gpuctl_completion gpuctl
-

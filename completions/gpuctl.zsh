@@ -6,4 +6,3 @@ _gpuctl_completion() {
 }
 
 compdef _gpuctl_completion gpuctl
-

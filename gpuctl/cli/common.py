@@ -15,6 +15,8 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
+from . import complete
+
 
 class Output(str, Enum):
     table = "table"
@@ -26,7 +28,7 @@ class Output(str, Enum):
 
 KubeconfigOpt = Annotated[Optional[str], typer.Option("--kubeconfig", help="Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config).", show_default=False)]
 ContextOpt = Annotated[Optional[str], typer.Option("--context", help="The kubeconfig context to use.", show_default=False)]
-NamespaceOpt = Annotated[Optional[str], typer.Option("--namespace", "-n", help="Namespace of the target (default: the context's, else 'default').", show_default=False)]
+NamespaceOpt = Annotated[Optional[str], typer.Option("--namespace", "-n", help="Namespace of the target (default: the context's, else 'default').", show_default=False, autocompletion=complete.complete_namespace)]
 OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="Output format: table, wide (table plus the per-node fit matrix), json, yaml, markdown.", case_sensitive=False)]
 SnapshotOpt = Annotated[Optional[str], typer.Option("--snapshot", help="Diagnose offline from a snapshot: a kubectl JSON/YAML dump, a directory, or a .tar.gz bundle.", show_default=False)]
 TimeoutOpt = Annotated[float, typer.Option("--request-timeout", help="Seconds to wait for each API request.", min=0.5)]

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
+from .complete import complete_node, complete_pod
 from .nodes import ReportOutput, ReportOutputOpt
 from .common import (AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, NamespaceOpt, NoColorOpt, Output, OutputOpt,
                      SnapshotOpt, TimeoutOpt, TokenOpt, load_offline, set_debug)
@@ -39,7 +40,7 @@ app = typer.Typer(help="Explain why a GPU pod or workload is not running, with f
 
 @app.command("pod")
 def pod(
-    target: Annotated[str, typer.Argument(help="Pod name, or KIND/NAME for a workload (job, deployment, statefulset, replicaset, daemonset, pytorchjob, mpijob, jobset, vcjob, podgroup, workload).", show_default=False)],
+    target: Annotated[str, typer.Argument(help="Pod name, or KIND/NAME for a workload (job, deployment, statefulset, replicaset, daemonset, pytorchjob, mpijob, jobset, vcjob, podgroup, workload).", show_default=False, autocompletion=complete_pod)],
     namespace: NamespaceOpt = None,
     output: OutputOpt = Output.table,
     snapshot: SnapshotOpt = None,
@@ -84,7 +85,7 @@ def pod(
 
 @app.command("node")
 def node(
-    name: Annotated[str, typer.Argument(help="Node name.", show_default=False)],
+    name: Annotated[str, typer.Argument(help="Node name.", show_default=False, autocompletion=complete_node)],
     output: OutputOpt = Output.table,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,

@@ -9,6 +9,7 @@ from typing import Any, Optional
 import typer
 from typing_extensions import Annotated
 
+from .complete import complete_node
 from .common import (AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, NoColorOpt, SnapshotOpt, TimeoutOpt, TokenOpt,
                      load_offline, set_debug)
 
@@ -26,7 +27,7 @@ class LabelOutput(str, Enum):
 
 
 def label_nodes(
-    nodes: Annotated[Optional[list[str]], typer.Argument(help="Node names (default: every GPU node, or those matching -l).", show_default=False)] = None,
+    nodes: Annotated[Optional[list[str]], typer.Argument(help="Node names (default: every GPU node, or those matching -l).", show_default=False, autocompletion=complete_node)] = None,
     selector: Annotated[Optional[str], typer.Option("--selector", "-l", help="Only nodes with these labels (a label selector).", show_default=False)] = None,
     apply: Annotated[bool, typer.Option("--apply", help="Write the labels (a merge patch touching only these keys). Without it nothing is sent.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Change labels that already have a different value (as kubectl label --overwrite).")] = False,

@@ -8,10 +8,11 @@ import typer
 from typing_extensions import Annotated
 
 from .common import Common, DebugOpt, NoColorOpt, Output, OutputOpt, set_debug
+from .complete import complete_runbook
 
 
 def runbook(
-    code: Annotated[Optional[str], typer.Argument(help="Finding code, e.g. untolerated-taint. Omit to list them all.", show_default=False)] = None,
+    code: Annotated[Optional[str], typer.Argument(help="Finding code, e.g. untolerated-taint. Omit to list them all.", show_default=False, autocompletion=complete_runbook)] = None,
     output: OutputOpt = Output.table,
     no_color: NoColorOpt = False,
     debug: DebugOpt = False,
