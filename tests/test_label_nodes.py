@@ -172,3 +172,49 @@ def test_probes_from_pods_fresh_own_node_only(cli, tmp_path, monkeypatch):
     by = {n["node"]: n for n in doc["nodes"]}
     assert by[fresh_node]["source"] == "probe" and by[fresh_node]["status"] == "conflict"   # NVL probe vs A100/H100 labels
     assert by[stale_node]["source"] == "gfd" and by[liar_node]["source"] == "gfd"
+
+
+def test_interrupted_apply_leaves_nodes_whole_and_a_rerun_finishes(cli, serve):
+    """One merge patch per node: a node is either untouched or fully labelled; a
+    failure on one node does not stop the others, and a re-run completes the job."""
+    srv, kc = serve(DEMO)
+    plan = {n["node"]: n["set"] for n in cli("label-nodes", "--kubeconfig", kc, "-o", "json").json()["nodes"] if n["set"]}
+    victim = sorted(plan)[1]
+    srv.add_fault(Fault(path_regex=f"/api/v1/nodes/{victim}$", method="PATCH", status=500, times=None))
+    r = cli("label-nodes", "--kubeconfig", kc, "--apply", "-o", "json")
+    assert r.code == 1
+    results = {n["node"]: n.get("result", "") for n in r.json()["nodes"]}
+    assert results[victim].startswith("failed") and sum(v == "patched" for v in results.values()) == len(plan) - 1
+    for o in srv.objects:
+        if o["kind"] == "Node" and o["metadata"]["name"] in plan:
+            labels = o["metadata"].get("labels", {})
+            present = [k for k in plan[o["metadata"]["name"]] if k in labels]
+            assert present in ([], list(plan[o["metadata"]["name"]])), o["metadata"]["name"]
+    srv.clear_faults()
+    again = cli("label-nodes", "--kubeconfig", kc, "--apply", "-o", "json")
+    assert again.code == 0 and [n["node"] for n in again.json()["nodes"] if n.get("result") == "patched"] == [victim]
+
+
+def test_a_label_changed_in_between_is_not_overwritten(cli, serve):
+    """Another writer sets gpu-memory between gpuctl's read and its patch: the
+    resourceVersion precondition fails (409), gpuctl re-reads, and without
+    --overwrite leaves the other writer's value alone."""
+    srv, kc = serve(DEMO)
+    target = next(n["node"] for n in cli("label-nodes", "--kubeconfig", kc, "-o", "json").json()["nodes"]
+                  if "gpu-memory" in n["set"])
+    node = next(o for o in srv.objects if o["kind"] == "Node" and o["metadata"]["name"] == target)
+    original = node["metadata"]["resourceVersion"]
+
+    # Simulate the race: the first PATCH finds the node already changed by someone else.
+    def race():
+        node["metadata"]["labels"]["gpu-memory"] = "someone-else"
+        node["metadata"]["resourceVersion"] = str(int(original) + 1000)
+
+    srv.add_fault(Fault(path_regex=f"/api/v1/nodes/{target}$", method="PATCH", status=409, times=1))
+    race()
+    r = cli("label-nodes", target, "--kubeconfig", kc, "--apply", "-o", "json")
+    n = r.json()["nodes"][0]
+    assert n["needs_overwrite"]["gpu-memory"]["from"] == "someone-else"
+    assert node["metadata"]["labels"]["gpu-memory"] == "someone-else"
+    for p in _patches(srv):
+        assert "gpu-memory" not in json.loads(p.body)["metadata"]["labels"]
