@@ -188,6 +188,9 @@ def _data_results(snap: Snapshot, results: list[CheckResult]) -> None:
     for gap_key, gap in sorted(snap.gaps.items()):
         if not any(gap.describe() in r.detail for r in results):
             results.append(CheckResult(f"read {gap_key}", Status.SKIPPED, gap.describe(), essential=False))
+    for key, gap in sorted(snap.log_gaps.items()):
+        if not any(gap.describe() in r.detail for r in results):
+            results.append(CheckResult("read logs", Status.SKIPPED, gap.describe(), essential=False))
     for m in snap.malformed[:10]:
         results.append(CheckResult("decode objects", Status.ERROR, m, essential=False))
 

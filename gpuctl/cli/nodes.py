@@ -69,6 +69,13 @@ def capacity(
 
         with progress(opts) as say:
             snap = collect_cluster(opts.api(), selector=selector, progress=say)
+    from ..model.snapshot import NODES, PODS
+
+    for key in (NODES, PODS):
+        if key in snap.gaps:   # without nodes or their pods, every count would be wrong
+            from ..errors import SourceError
+
+            raise SourceError(f"cannot count GPUs: {snap.gaps[key].describe()}")
     doc = capacity_report(snap, pool_label, wide=output == ReportOutput.wide)
     gaps = [g.describe() for g in snap.gaps.values()]
     if gaps:

@@ -56,6 +56,11 @@ def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, 
             if c.status.value in ("skipped", "error"):
                 checks.setdefault(f"{c.name}: {c.detail}", {"name": c.name, "status": c.status.value, "detail": c.detail})
         worst = max(worst, d.exit_code)
+    for key in ("pending-pods", "pods", "nodes"):
+        gap = snap.gaps.get(key)
+        if gap is not None:   # the list itself is incomplete: never "nothing Pending"
+            checks.setdefault(f"read {key}", {"name": f"read {key}", "status": "skipped", "detail": gap.describe()})
+            worst = max(worst, 1)
     order = {"blocker": 0, "critical": 1, "warning": 2, "info": 3}
     ranked = sorted(groups.values(), key=lambda g: (-len(g["pods"]), order.get(g["severity"], 4), g["code"]))
     for g in ranked:
