@@ -4,9 +4,10 @@ each fault injected, persistently, on each endpoint the command calls.
 Shared by tests/test_fault_matrix.py; kept free of pytest so it can also be run by
 hand (``python tests/fault_matrix.py`` prints the table).
 
-Each cell runs gpuctl as a subprocess against its own SnapshotAPIServer (started
-in this process), so cells can run in parallel: most of a cell's wall time is
-spent waiting (backoff, request timeouts, hangs), not computing.
+Each cell runs gpuctl in its own process (a fork of a preloaded forkserver, see
+tests/cell_runner.py) against its own SnapshotAPIServer (started in this process),
+so cells can run in parallel: most of a cell's wall time is spent waiting
+(backoff, request timeouts, hangs), not computing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -25,6 +25,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
+import cell_runner
+
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 DOC = ROOT / "docs" / "reliability.md"
@@ -34,7 +36,7 @@ MAX_ATTEMPTS = 3            # gpuctl's bounded retries (gpuctl.collect.kube.MAX_
 HANG_DELAY = 3.0            # longer than the request timeout
 PAGE_SIZE = 2               # page size cap for the 410-mid-pagination column
 MAX_ENDPOINTS = 8
-WORKERS = 8                 # parallel cells (mostly sleeping; 2 cores are enough)
+WORKERS = 16               # parallel cells (mostly sleeping on backoff and timeouts; forks are cheap)
 ERROR_CODES = {2, 3, 4}
 
 # --------------------------------------------------------------------- commands
@@ -223,16 +225,8 @@ def run_command(cmd: Command, fault: Optional[FaultSpec] = None, endpoint: Optio
             if now:
                 env["GPUCTL_NOW"] = now
             t0 = time.monotonic()
-            timed_out = False
-            try:
-                p = subprocess.run([sys.executable, "-m", "gpuctl", *argv], capture_output=True, text=True,
-                                   env=env, cwd=tmp, timeout=hard_timeout)
-                code, out, err = p.returncode, p.stdout, p.stderr
-            except subprocess.TimeoutExpired as e:
-                timed_out = True
-                code = -9
-                out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-                err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+            res = cell_runner.run_gpuctl(argv, env, tmp, hard_timeout)
+            code, out, err, timed_out = res.code, res.out, res.err, res.timed_out
             wall = time.monotonic() - t0
             saved = None
             if not cmd.json_output and os.path.isfile(out_file):

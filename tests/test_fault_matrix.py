@@ -4,7 +4,8 @@
 an unbounded wait or a retry storm. The outcome table is docs/reliability.md
 (regenerate with GPUCTL_UPDATE_RELIABILITY=1 or --update-golden).
 
-All cells run once, in parallel subprocesses, in a module-scoped fixture; each
+All cells run once, each in its own gpuctl process (tests/cell_runner.py), in
+parallel, in a module-scoped fixture; each
 cell is then its own test so a known bug can be a strict xfail."""
 
 from __future__ import annotations

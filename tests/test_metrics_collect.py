@@ -165,10 +165,13 @@ def test_proxy_to_exporter_that_does_not_answer_is_503(cluster):
 
 def test_proxy_503_for_pod_that_is_not_an_exporter_or_wrong_port(cluster):
     _, api = cluster
+    before = api.log.count
     with pytest.raises(ApiFailure) as exc:
         api.get_bytes("/api/v1/namespaces/gpu-operator/pods/node-exporter-b7x9:9400/proxy/metrics")
     assert exc.value.status == 503
     assert exc.value.message == "error trying to reach service: dial tcp 10.244.1.5:9400: connect: connection refused"
+    # the API server answered for a port that refused: asked once, not retried with backoff
+    assert api.log.count - before == 1 and api.log.retries == 0
     with pytest.raises(ApiFailure) as exc:
         dcgm_via_proxy(api, NODE, _records(EXPORTER), port=9401)
     assert exc.value.status == 503 and "10.244.1.5:9401" in exc.value.message

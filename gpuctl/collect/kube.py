@@ -107,7 +107,8 @@ class KubeAPI:
             except _HTTPStatus as e:
                 status = e.status
                 retry_after = _retry_after(e)
-                if status in (429, 500, 502, 503, 504) and attempt < MAX_ATTEMPTS:
+                if status in (429, 500, 502, 503, 504) and attempt < MAX_ATTEMPTS \
+                        and not _backend_unreachable(status, e):
                     self._sleep(retry_after if retry_after is not None else delay)
                     delay *= 2
                     continue
@@ -315,6 +316,25 @@ def _retry_after(e: Any) -> Optional[float]:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+# k8s.io/apimachinery pkg/util/proxy/transport.go (RoundTrip): when the API server's
+# proxy cannot dial the pod or service it answers
+# NewServiceUnavailable(fmt.Sprintf("error trying to reach service: %v", err)).
+# The API server itself is fine and the backend's port did not answer: retrying only
+# adds backoff (and, for a dial timeout, whole timeouts) to the diagnosis.
+_PROXY_DIAL_FAILURE = "error trying to reach service"
+
+
+def _backend_unreachable(status: int, e: Any) -> bool:
+    """A 503 the API server's proxy sent for a backend it could not reach."""
+    if status != 503:
+        return False
+    try:
+        message = _status_dec.decode(e.body or b"{}").message or ""
+    except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
+        return False
+    return message.startswith(_PROXY_DIAL_FAILURE)
 
 
 def _failure(status: int, e: Any, path: str) -> ApiFailure:
