@@ -137,6 +137,9 @@ def find_pod(snap: Snapshot, namespace: str, name: str) -> Pod:
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
         if close:
             hint = f"did you mean {', '.join(close)}?"
+        elif snap.namespaces is not None and namespace not in snap.namespaces:
+            hint = (f"the snapshot holds namespace(s) {', '.join(snap.namespaces)} only; save one of {namespace} "
+                    f"(gpuctl snapshot save FILE -n {namespace})")
     raise TargetNotFound(f'pod "{name}" not found in namespace {namespace}', hint)
 
 

@@ -95,3 +95,55 @@ def test_resave_of_a_kubectl_dump_redacts_it(cli, tmp_path):
     assert cli("snapshot", "save", str(out), "--snapshot", str(dump)).code == 0
     text = _bundle_text(out)
     assert "hunter2-env" not in text and "c2VjcmV0LWRhdGE=" not in text
+
+
+def test_what_was_not_collected_reads_back_as_the_same_gap(cli, serve, tmp_path):
+    """A bundle saved while a list failed reads back with that list's gap, as the live
+    run had it: the checks are skipped with the reason, not fed an empty list; a
+    re-bundle keeps the gaps; a `-n` bundle knows it lacks other namespaces' pods."""
+    exp = json.loads((TAINT / "expected.json").read_text())
+    ns, name = exp["pod"].split("/", 1)
+    srv, kc = serve(snapshot_of(TAINT))
+    srv.forbid("pods", "list")                      # cluster-wide and namespaced: nothing to fall back to
+    out = tmp_path / "partial.tar.gz"
+    saved = cli("snapshot", "save", str(out), "--kubeconfig", kc)
+    assert saved.code == 0 and "not collected: pods: forbidden" in saved.err
+    meta = json.loads(_member(out, "snapshot.json"))
+    assert meta["gaps"]["pods"]["verb"] == "list" and meta["gaps"]["pods"]["resource"] == "pods"
+    cap = cli("nodes", "capacity", "--snapshot", str(out))
+    assert cap.code == 4 and "needs RBAC verb 'list' on 'pods'" in cap.err      # not "every GPU free"
+    again = tmp_path / "again.tar.gz"
+    assert cli("snapshot", "save", str(again), "--snapshot", str(out)).code == 0
+    assert json.loads(_member(again, "snapshot.json"))["gaps"] == meta["gaps"]
+
+    srv, kc = serve(snapshot_of(TAINT))
+    scoped = tmp_path / "scoped.tar.gz"
+    assert cli("snapshot", "save", str(scoped), "-n", ns, "--kubeconfig", kc).code == 0
+    assert json.loads(_member(scoped, "snapshot.json"))["namespaces"] == [ns]
+    back = cli("diagnose", "pod", name, "-n", ns, "--snapshot", str(scoped), "-o", "json").json()
+    assert back["verdict"] == "inconclusive"
+    detail = next(c["detail"] for c in back["checks"] if c["name"] == "node-fit")
+    assert f"saved with -n {ns}" in detail
+    assert cli("nodes", "capacity", "--snapshot", str(scoped)).code == 4
+
+
+def test_malformed_gap_records_do_not_break_loading(cli, tmp_path):
+    """snapshot.json is input like any other: odd gap records are reported, not trusted."""
+    import shutil
+
+    d = tmp_path / "snap"
+    shutil.copytree(snapshot_of(TAINT), d)
+    meta = json.loads((d / "snapshot.json").read_text())
+    meta["gaps"] = {"pods": {"what": 3, "reason": None}, "nodes": "forbidden", "events": {"what": "x", "reason": "forbidden",
+                                                                                       "verb": ["list"]}}
+    meta["logGaps"] = ["not", "a", "map"]
+    meta["namespaces"] = "ml-research"
+    (d / "snapshot.json").write_text(json.dumps(meta))
+    exp = json.loads((TAINT / "expected.json").read_text())
+    ns, name = exp["pod"].split("/", 1)
+    r = cli("diagnose", "pod", name, "-n", ns, "--snapshot", str(d), "-o", "json")
+    assert r.code == exp["exit_code"] and "Traceback" not in r.err
+    d = r.json()
+    assert d["findings"][0]["code"] == exp["top_code"]
+    # the malformed records are not turned into gaps: every check ran as in the full bundle
+    assert not [c for c in d["checks"] if c["status"] == "skipped"]

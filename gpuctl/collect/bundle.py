@@ -28,6 +28,7 @@ import msgspec
 
 from .. import __version__
 from ..errors import SourceError, UsageError
+from ..model import snapshot as S
 
 REDACTED = "REDACTED"
 KEEP_ENV_PREFIXES = ("NVIDIA_", "CUDA_")
@@ -80,6 +81,25 @@ COLLECT: list[tuple[str, str, str, bool]] = [
     ("karpenter-nodeclaims", "/apis/karpenter.sh/v1/nodeclaims", "NodeClaim", False),
     ("karpenter-nodepools", "/apis/karpenter.sh/v1/nodepools", "NodePool", False),
 ]
+
+# The data sets (Snapshot gap keys) each list feeds. A list that could not be read,
+# or was read in one namespace only, is written to snapshot.json's "gaps", and
+# --snapshot restores the same gap a live run would have had: checks are skipped
+# with the reason instead of reading a partial bundle as a cluster with no pods.
+FEEDS: dict[str, tuple[str, ...]] = {
+    "nodes": (S.NODES,), "pods": (S.PODS, S.DEVICE_PLUGINS), "events": (S.EVENTS,),
+    "resourcequotas": (S.QUOTAS,), "persistentvolumeclaims": (S.PVCS,), "runtimeclasses": (S.RUNTIMECLASSES,),
+    "kueue-workloads": (S.QUEUES,), "volcano-podgroups": (S.QUEUES,),
+    "resourceclaims": (S.DRA,), "resourceslices": (S.DRA,), "deviceclasses": (S.DRA,),
+}
+# data sets that span namespaces: incomplete when only one namespace was collected
+CROSS_NAMESPACE = (S.PODS, S.DEVICE_PLUGINS)
+
+
+def _resource_of(template: str) -> tuple[str, str]:
+    """(API group, resource) of a COLLECT path template."""
+    parts = template.replace("{ns}", "").strip("/").split("/")
+    return ("" if parts[0] == "api" else parts[1]), parts[-1]
 
 
 # ------------------------------------------------------------------ redaction
@@ -155,8 +175,11 @@ def strip_managed(obj: dict[str, Any]) -> dict[str, Any]:
 class SaveReport:
     path: str
     counts: dict[str, int] = field(default_factory=dict)
-    gaps: list[str] = field(default_factory=list)
+    gaps: list[str] = field(default_factory=list)        # one line each, for people
     logs: int = 0
+    data_gaps: dict[str, S.Gap] = field(default_factory=dict)   # gap key -> Gap, for --snapshot
+    log_gaps: dict[str, S.Gap] = field(default_factory=dict)    # ns/pod/container -> Gap
+    namespaces: Optional[list[str]] = None                      # collected namespaces (None: all)
 
 
 class _ListWriter:
@@ -204,7 +227,19 @@ def _finish(work: Path, dest: Path, tarball: bool, force: bool) -> None:
 def _write_meta(work: Path, context: Optional[str], captured: dt.datetime, redact: bool, report: SaveReport) -> None:
     meta = {"schema": "gpuctl/snapshot/v1", "capturedAt": captured.strftime("%Y-%m-%dT%H:%M:%SZ"), "context": context,
             "gpuctlVersion": __version__, "redacted": redact, "counts": report.counts, "notCollected": report.gaps}
+    if report.namespaces is not None:
+        meta["namespaces"] = report.namespaces
+    if report.data_gaps:
+        meta["gaps"] = {k: _gap_json(g) for k, g in sorted(report.data_gaps.items())}
+    if report.log_gaps:
+        meta["logGaps"] = {k: _gap_json(g) for k, g in sorted(report.log_gaps.items())}
     (work / "snapshot.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+def _gap_json(g: S.Gap) -> dict[str, Any]:
+    d = {"what": g.what, "reason": g.reason, "detail": g.detail, "verb": g.verb, "resource": g.resource,
+         "namespace": g.namespace, "group": g.group}
+    return {k: v for k, v in d.items() if v not in (None, "")}
 
 
 def _write_log(work: Path, ns: str, pod: str, container: str, previous: bool, text: str, redact: bool) -> None:
@@ -214,7 +249,7 @@ def _write_log(work: Path, ns: str, pod: str, container: str, previous: bool, te
 
 
 def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True, force: bool = False) -> SaveReport:
-    from .kube import ApiFailure
+    from .kube import ApiFailure, gap_from
 
     p, tarball = _prepare_dest(dest, force)
     work = Path(tempfile.mkdtemp(prefix="gpuctl-snapshot-", dir=str(p.parent.resolve()) if p.parent.exists() else None))
@@ -226,30 +261,64 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
     exporters: dict[str, dict[str, Any]] = {}     # node -> DCGM exporter pod
     metrics_nodes: list[str] = []                  # nodes whose GPU health matters
     try:
+        fallback_ns = getattr(api, "default_namespace", None) or "default"
+        report.namespaces = [namespace] if namespace else None
+
+        def keep(item: dict[str, Any], kind: str, writer: _ListWriter) -> None:
+            item.setdefault("kind", kind)
+            obj = strip_managed(item)
+            if redact:
+                redact_object(obj)
+            writer.add(obj)
+            if kind == "Pod" and _wants_log(obj):
+                log_candidates.append(obj)
+                node = (obj.get("spec") or {}).get("nodeName")
+                if node and not _is_device_plugin(obj):
+                    metrics_nodes.append(node)
+            if kind == "Pod" and _is_dcgm_exporter(obj):
+                exporters[(obj.get("spec") or {}).get("nodeName", "")] = obj
+            if kind == "Node" and _has_unhealthy_gpus(obj):
+                metrics_nodes.append(obj.get("metadata", {}).get("name", ""))
+
         for stem, template, kind, namespaced in COLLECT:
-            path = template.format(ns=f"/namespaces/{namespace}" if namespaced and namespace else "")
+            group, resource = _resource_of(template)
+            scope = namespace if namespaced else None
+            path = template.format(ns=f"/namespaces/{scope}" if scope else "")
             writer = _ListWriter(work / f"{stem}.json")
             try:
-                for item in _raw_items(api, path):
-                    item.setdefault("kind", kind)
-                    obj = strip_managed(item)
-                    if redact:
-                        redact_object(obj)
-                    writer.add(obj)
-                    if kind == "Pod" and _wants_log(obj):
-                        log_candidates.append(obj)
-                        node = (obj.get("spec") or {}).get("nodeName")
-                        if node and not _is_device_plugin(obj):
-                            metrics_nodes.append(node)
-                    if kind == "Pod" and _is_dcgm_exporter(obj):
-                        exporters[(obj.get("spec") or {}).get("nodeName", "")] = obj
-                    if kind == "Node" and _has_unhealthy_gpus(obj):
-                        metrics_nodes.append(obj.get("metadata", {}).get("name", ""))
+                try:
+                    for item in _raw_items(api, path):
+                        keep(item, kind, writer)
+                except ApiFailure as e:
+                    # A namespace-scoped role (a typical ML user): the cluster-wide list is
+                    # forbidden, the user's own namespace is not. Collect that, and say so.
+                    if not (e.reason == "forbidden" and namespaced and scope is None and writer.n == 0):
+                        raise
+                    if stem == "pods":
+                        for key in CROSS_NAMESPACE:
+                            report.data_gaps.setdefault(key, gap_from(e, "list pods (cluster-wide)", "list", "pods"))
+                    if report.namespaces is None:
+                        report.namespaces = [fallback_ns]
+                    scope = fallback_ns
+                    for item in _raw_items(api, template.format(ns=f"/namespaces/{fallback_ns}")):
+                        keep(item, kind, writer)
+                    report.gaps.append(f"{stem}: forbidden cluster-wide ({e.message}); collected namespace "
+                                       f"{fallback_ns} only")
             except ApiFailure as e:
                 if e.reason != "not-found":
                     report.gaps.append(f"{stem}: {e.reason} ({e.message})")
+                    where = f"in namespace {scope}" if scope else "cluster-wide"
+                    for key in FEEDS.get(stem, ()):
+                        report.data_gaps.setdefault(key, gap_from(e, f"list {stem} ({where})", "list", resource,
+                                                                  namespace=scope if scope else None, group=group))
             finally:
                 writer.close()
+            if namespace and stem == "pods":
+                for key in CROSS_NAMESPACE:
+                    report.data_gaps.setdefault(key, S.Gap(
+                        "pods of other namespaces", "absent",
+                        f"the snapshot was saved with -n {namespace}: pods of other namespaces on the same nodes "
+                        f"(and device-plugin pods) were not collected"))
             if writer.n == 0:
                 (work / f"{stem}.json").unlink()
             else:
@@ -266,7 +335,11 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
                                             tail_lines=LOG_TAIL_LINES)
                     except ApiFailure as e:
                         if not previous:
-                            report.gaps.append(f"logs {md.get('namespace')}/{md.get('name')}/{c.get('name')}: {e.reason}")
+                            key = f"{md.get('namespace')}/{md.get('name')}/{c.get('name')}"
+                            report.gaps.append(f"logs {key}: {e.reason}")
+                            if e.reason != "not-found":
+                                report.log_gaps[key] = gap_from(e, f"read log of {md.get('name')}/{c.get('name')}",
+                                                                "get", "pods/log", namespace=md.get("namespace"))
                         continue
                     _write_log(work, md.get("namespace", ""), md.get("name", ""), c.get("name", ""), previous, text, redact)
                     report.logs += 1
@@ -338,15 +411,21 @@ def _has_unhealthy_gpus(node: dict[str, Any]) -> bool:
 def _save_metrics(api: Any, work: Path, nodes: list[str], exporters: dict[str, dict[str, Any]], report: SaveReport) -> None:
     """metrics/<node>.prom from each node's DCGM exporter, through the pod proxy."""
     from ..model import objects as O
-    from .kube import ApiFailure
+    from .kube import ApiFailure, gap_from
     from .metrics import MetricsUnavailable, dcgm_via_proxy
 
     for node in nodes:
         pod = O.convert("Pod", exporters[node])
         try:
             text = dcgm_via_proxy(api, node, [pod], timeout=api.timeout)
-        except (ApiFailure, MetricsUnavailable) as e:
-            report.gaps.append(f"metrics {node}: {getattr(e, 'reason', 'error')}")
+        except ApiFailure as e:
+            report.gaps.append(f"metrics {node}: {e.reason}")
+            report.data_gaps.setdefault(S.METRICS, gap_from(e, f"read DCGM metrics of {node} through the pod proxy",
+                                                            "get", "pods/proxy", namespace=pod.metadata.namespace))
+            continue
+        except MetricsUnavailable as e:
+            report.gaps.append(f"metrics {node}: {e.reason}")
+            report.data_gaps.setdefault(S.METRICS, S.Gap(f"read DCGM metrics of {node}", e.reason, e.detail))
             continue
         (work / "metrics").mkdir(exist_ok=True)
         (work / "metrics" / f"{node}.prom").write_text(text, encoding="utf-8")
@@ -399,6 +478,11 @@ def save_offline(source: str, dest: str, redact: bool = True, force: bool = Fals
                 suffix = ".prom" if folder == "metrics" else ".json"
                 text = content if isinstance(content, str) else json.dumps(content, indent=2)
                 (work / folder / f"{node}{suffix}").write_text(text, encoding="utf-8")
+        # what the source bundle could not collect stays recorded (the synthesised
+        # "no Node objects" gap is re-derived on load, so it is not copied)
+        report.data_gaps = {k: g for k, g in snap.gaps.items() if g.reason != "absent" or k != S.NODES}
+        report.log_gaps = dict(snap.log_gaps)
+        report.namespaces = snap.namespaces
         _write_meta(work, snap.context, snap.now(), redact, report)
         _finish(work, p, tarball, force)
     finally:

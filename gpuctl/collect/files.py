@@ -235,6 +235,7 @@ def load_snapshot(path: str | os.PathLike) -> Snapshot:
             snap.context = meta.get("context")
         except (ValueError, AttributeError) as e:
             raise SourceError(f"snapshot file {META_FILE}: not valid snapshot metadata ({e})") from None
+        _restore_gaps(snap, meta)
     for name in object_files:
         data = files.read(name)
         if not data.strip():
@@ -248,7 +249,7 @@ def load_snapshot(path: str | os.PathLike) -> Snapshot:
     if not (snap.nodes or snap.pods or snap.events or snap.generic or snap.quotas):
         raise SourceError(f"snapshot {files.path}: holds no Kubernetes objects")
     if not snap.nodes:
-        snap.gaps[NODES] = Gap("nodes", "absent", "the snapshot holds no Node objects")
+        snap.gaps.setdefault(NODES, Gap("nodes", "absent", "the snapshot holds no Node objects"))
 
     def load_log(ns: str, pod: str, container: str, previous: bool) -> Optional[str]:
         name = f"logs/{ns}/{pod}/{container}{'.previous' if previous else ''}.log"
@@ -266,6 +267,39 @@ def load_snapshot(path: str | os.PathLike) -> Snapshot:
             except ValueError:
                 snap.malformed.append(f"probe file {name}: not valid JSON")
     return snap
+
+
+_GAP_FIELDS = ("what", "reason", "detail", "verb", "resource", "namespace", "group")
+
+
+def _gap_of(d: Any) -> Optional[Gap]:
+    """A Gap from snapshot.json (written by ``snapshot save``); None if malformed."""
+    if not isinstance(d, dict) or not isinstance(d.get("what"), str) or not isinstance(d.get("reason"), str):
+        return None
+    if any(d.get(k) is not None and not isinstance(d.get(k), str) for k in _GAP_FIELDS):
+        return None
+    return Gap(d["what"], d["reason"], d.get("detail") or "", verb=d.get("verb"), resource=d.get("resource"),
+               namespace=d.get("namespace"), group=d.get("group") or "")
+
+
+def _restore_gaps(snap: Snapshot, meta: Any) -> None:
+    """What ``snapshot save`` could not collect becomes the gap a live run would have
+    had (checks skipped with the reason), not an absence read as "none"."""
+    if not isinstance(meta, dict):
+        return
+    scoped = meta.get("namespaces")
+    if isinstance(scoped, list) and all(isinstance(n, str) for n in scoped):
+        snap.namespaces = list(scoped)
+    for field_name, target in (("gaps", snap.gaps), ("logGaps", snap.log_gaps)):
+        entries = meta.get(field_name)
+        if not isinstance(entries, dict):
+            continue
+        for key, d in entries.items():
+            gap = _gap_of(d)
+            if isinstance(key, str) and gap is not None:
+                target[key] = gap
+            else:
+                snap.malformed.append(f"{META_FILE}: {field_name} entry {str(key)[:80]!r} is not a gap record")
 
 
 def iter_raw_objects(path: str | os.PathLike) -> Iterator[dict[str, Any]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import os
+import re
 from typing import Any, Callable, Optional
 from urllib.parse import quote
 
@@ -307,12 +308,31 @@ class LiveCollector:
                     self.snap.add("ReplicaSet", rs)
 
 
+# The API server's 403 text (k8s.io/apiserver pkg/endpoints/handlers/responsewriters/
+# errors.go, forbiddenMessage): User "U" cannot VERB resource "RES[/SUB]" in API group "G"
+# (in the namespace "NS" | at the cluster scope)
+_FORBIDDEN = re.compile(r'cannot (?P<verb>[a-z]+) resource "(?P<res>[^"]+)" in API group "(?P<group>[^"]*)"'
+                        r'(?: in the namespace "(?P<ns>[^"]+)"| at the (?P<cluster>cluster) scope)')
+
+
+def _rbac_hint(message: str, verb: str) -> str:
+    """What to ask the cluster admin for, from the 403's own words."""
+    m = _FORBIDDEN.search(message or "")
+    if not m:
+        return f"ask for RBAC '{verb}' on that resource (deploy/rbac.yaml's gpuctl-reader ClusterRole has every read)"
+    group = f" in API group '{m['group']}'" if m["group"] else ""
+    if m["ns"]:
+        return f"ask for RBAC '{m['verb']}' on '{m['res']}'{group} in namespace {m['ns']}"
+    return (f"ask for RBAC '{m['verb']}' on '{m['res']}'{group} cluster-wide: a ClusterRole binding "
+            f"(deploy/rbac.yaml's gpuctl-reader has it)")
+
+
 def _fatal(e: ApiFailure, what: str) -> SourceError:
     if e.reason == "unauthorized":
         return SourceError(f"{what}: the cluster refused the credentials (401 Unauthorized)",
                            "refresh your login or check --context/--token")
     if e.reason == "forbidden":
-        return SourceError(f"{what}: forbidden ({e.message})", f"ask for RBAC '{what.split()[0]}' on that resource in this namespace")
+        return SourceError(f"{what}: forbidden ({e.message})", _rbac_hint(e.message, what.split()[0]))
     if e.reason == "unreachable":
         return SourceError(f"cannot reach the API server: {e.message}", "check the network/VPN and --context")
     if e.reason == "timeout":

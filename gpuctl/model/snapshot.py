@@ -108,6 +108,8 @@ class Snapshot:
     malformed: list[str] = field(default_factory=list)
     # Nodes whose bound pods are all known (None: every node's).
     pods_known_for: Optional[set[str]] = None
+    # Namespaces a saved snapshot holds namespaced objects of (None: all of them).
+    namespaces: Optional[list[str]] = None
     # For a live run: the request that failed for logs, keyed "ns/pod/container".
     log_gaps: dict[str, Gap] = field(default_factory=dict)
     # Per-node fit matrices already computed, by scheduling constraints (diagnose pending).
