@@ -28,6 +28,7 @@ import msgspec
 
 from .. import __version__
 from ..errors import SourceError, UsageError
+from ..model import objects as O
 from ..model import snapshot as S
 
 REDACTED = "REDACTED"
@@ -365,7 +366,7 @@ def _raw_items(api: Any, path: str) -> Iterator[dict[str, Any]]:
             q["continue"] = token
         data = api.get_bytes(path, q)
         try:
-            page = msgspec.json.decode(data)
+            page = O.decode_lenient(msgspec.json, data)
         except msgspec.DecodeError as e:
             from .kube import ApiFailure
 
@@ -410,7 +411,6 @@ def _has_unhealthy_gpus(node: dict[str, Any]) -> bool:
 
 def _save_metrics(api: Any, work: Path, nodes: list[str], exporters: dict[str, dict[str, Any]], report: SaveReport) -> None:
     """metrics/<node>.prom from each node's DCGM exporter, through the pod proxy."""
-    from ..model import objects as O
     from .kube import ApiFailure, gap_from
     from .metrics import MetricsUnavailable, dcgm_via_proxy
 

@@ -130,7 +130,7 @@ def _open_tarball(p: Path) -> SnapshotFiles:
 def _iter_json_items(data: bytes, fname: str) -> Iterator[tuple[str, Any]]:
     """Yield (kind, raw bytes) for each object in a JSON document."""
     try:
-        top = _list_dec.decode(data)
+        top = O.decode_lenient(_list_dec, data)
     except msgspec.ValidationError:
         top = None
     except msgspec.DecodeError as e:
@@ -139,14 +139,14 @@ def _iter_json_items(data: bytes, fname: str) -> Iterator[tuple[str, Any]]:
         list_kind = top.kind[:-4] if top.kind.endswith("List") and top.kind != "List" else ""
         for raw in top.items:
             try:
-                peek = _peek_dec.decode(raw)
+                peek = O.decode_lenient(_peek_dec, raw)
             except (msgspec.ValidationError, msgspec.DecodeError):
                 yield "", raw
                 continue
             yield peek.kind or list_kind, raw
         return
     try:
-        peek = _peek_dec.decode(data)
+        peek = O.decode_lenient(_peek_dec, data)
     except msgspec.ValidationError:
         raise SourceError(f"snapshot file {fname}: JSON but not a Kubernetes object or list") from None
     yield peek.kind, data
@@ -199,7 +199,7 @@ def decode_into(snap: Snapshot, items: Iterator[tuple[str, Any]], fname: str) ->
             continue
         try:
             if isinstance(raw, (bytes, msgspec.Raw)):
-                rec = O.decoder_for(kind).decode(raw)
+                rec = O.decode_lenient(O.decoder_for(kind), raw)
             else:
                 rec = O.convert(kind, raw)
         except (msgspec.ValidationError, msgspec.DecodeError, TypeError) as e:
@@ -215,7 +215,7 @@ def _is_empty_list(data: bytes) -> bool:
     """`kubectl get X -A -o json` on a cluster with none of X prints an empty List:
     well-formed, so it does not make a directory snapshot unreadable."""
     try:
-        top = _list_dec.decode(data)
+        top = O.decode_lenient(_list_dec, data)
         return top.items == [] and top.kind.endswith("List")
     except (msgspec.ValidationError, msgspec.DecodeError):
         return False
@@ -309,7 +309,7 @@ def iter_raw_objects(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
         data = files.read(name)
         if name.endswith(".json") or data.lstrip()[:1] in (b"{", b"["):
             for kind, raw in _iter_json_items(data, name):
-                d = msgspec.json.decode(raw) if not isinstance(raw, dict) else raw
+                d = O.decode_lenient(msgspec.json, raw) if not isinstance(raw, dict) else raw
                 if kind and isinstance(d, dict):
                     d.setdefault("kind", kind)
                     yield d

@@ -164,7 +164,7 @@ class KubeAPI:
     def get(self, path: str, kind: str) -> Any:
         data = self.get_bytes(path)
         try:
-            return O.decoder_for(kind).decode(data)
+            return O.decode_lenient(O.decoder_for(kind), data)
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             raise ApiFailure(200, "error", f"invalid {kind} JSON from {path}: {e}") from None
 
@@ -201,19 +201,19 @@ class KubeAPI:
                 q["continue"] = token
             data = self.get_bytes(path, q)
             try:
-                page = typed.decode(data)
+                page = O.decode_lenient(typed, data)
                 items = page.items
                 token = page.metadata.continue_
             except msgspec.ValidationError:
                 # One odd object must not sink the page: decode item by item.
                 try:
-                    raw = _page_dec.decode(data)
+                    raw = O.decode_lenient(_page_dec, data)
                 except (msgspec.DecodeError, msgspec.ValidationError) as e:
                     raise ApiFailure(200, "error", f"invalid JSON from {path}: {e}") from None
                 items = []
                 for r in raw.items or []:
                     try:
-                        items.append(item_dec.decode(r))
+                        items.append(O.decode_lenient(item_dec, r))
                     except (msgspec.DecodeError, msgspec.ValidationError) as e:
                         if malformed is not None:
                             malformed.append(f"{kind} from {path}: {e}")

@@ -512,6 +512,18 @@ def decoder_for(kind: str) -> msgspec.json.Decoder:
     return dec
 
 
+def decode_lenient(decoder: Any, data: Any) -> Any:
+    """``decoder.decode(data)``, with invalid UTF-8 replaced by U+FFFD instead of
+    failing: what Go's encoding/json (and so the API server) does with such bytes.
+    msgspec raises UnicodeDecodeError, not DecodeError, for them; a hand-edited
+    snapshot or a proxied answer can hold them, and one bad byte in an event message
+    must not cost the whole diagnosis."""
+    try:
+        return decoder.decode(data)
+    except UnicodeDecodeError:
+        return decoder.decode(bytes(data).decode("utf-8", "replace").encode("utf-8"))
+
+
 def convert(kind: str, obj: dict[str, Any]) -> Any:
     """Typed record from an already-parsed dict (snapshot files, YAML)."""
     return msgspec.convert(obj, TYPED_KINDS.get(kind, GenericObject), strict=False)

@@ -15,11 +15,16 @@ _ANSI = re.compile(
     r"|\x1b.?"
     r"|\x9b[0-?]*[ -/]*[@-~]"
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls, and the Unicode bidirectional controls (embeddings, overrides,
+# isolates, marks): they reorder how a line is displayed, so a fix command quoting
+# cluster text could read differently from what a paste runs ("Trojan Source",
+# CVE-2021-42574).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def clean(text: object) -> str:
-    """Printable text: escape sequences and control characters removed (\\n and \\t kept)."""
+    """Printable text: escape sequences, control characters and bidi controls removed
+    (\\n and \\t kept)."""
     s = text if isinstance(text, str) else str(text)
     s = _ANSI.sub("", s)
     s = _CONTROL.sub("", s)
