@@ -451,6 +451,22 @@ def render(bases: dict[str, Baseline], cells: dict[tuple[str, str, str], Cell]) 
         f"(request-timeout + 1) × {MAX_ATTEMPTS} attempts × endpoints + 10 s; fewer than 10× the",
         "fault-free number of requests (no retry storm). A cell that breaks a rule reads **BUG**.",
         "",
+        "The rest of the proof lives beside this matrix, each a test that fails on a regression:",
+        "",
+        "* least privilege (`tests/test_rbac.py`): every read command under exactly `deploy/rbac.yaml`'s",
+        "  `gpuctl-reader` gets no 403 and the same result as with no RBAC; `label-nodes --apply` needs",
+        "  `gpuctl-label-nodes` and nothing else; under a Role in one namespace each command degrades as",
+        "  [RBAC](rbac.md#namespaced-access-only) says and names the missing permission;",
+        "* hostile input (`tests/test_hostile_input.py`, `tests/test_parsers_fuzz.py`): snapshot bombs",
+        "  (symlinks, `..` members, a gzip that expands past the limit) refused with exit 4; arbitrary",
+        "  Kubernetes-shaped objects through the loader, the engine and both reports; escape sequences,",
+        "  controls, bidi overrides, invalid UTF-8 and Rich markup in logs, events and taints, through every",
+        "  output format, never reaching the terminal; 10 MB lines; `--debug` tracebacks without locals;",
+        "* nothing leaked, nothing lost (`tests/test_snapshot_save.py`, `tests/test_label_nodes.py`): planted",
+        "  secrets redacted, Secrets never requested; what a bundle could not collect reads back as the",
+        "  same gap; `label-nodes --apply` racing another writer (409) re-reads and never overwrites, and an",
+        "  interrupted apply leaves every node unchanged or fully labelled.",
+        "",
     ]
     for cmd in COMMANDS:
         base = bases[cmd.key]
