@@ -188,3 +188,19 @@ def test_namespace_only_role_snapshot_save_keeps_the_namespace_and_the_gaps(cli,
     # a pod of a namespace the bundle does not hold: not found, and why
     other = cli("diagnose", "pod", "dcgm-exporter", "-n", "gpu-operator", "--snapshot", str(out))
     assert other.code == 3 and f"holds namespace(s) {ML_NS} only" in other.err
+
+
+def test_rbac_doc_transcript_is_what_gpuctl_prints(cli, serve):
+    """docs/rbac.md shows a diagnosis under a RoleBinding of gpuctl-reader in one
+    namespace; it is the real output (trailing spaces aside), so it cannot drift."""
+    doc = (ROOT / "docs" / "rbac.md").read_text()
+    cmd = "$ gpuctl diagnose pod rlhf-reward-model-2kfjd -n ml-research\n"
+    start = doc.index(cmd) + len(cmd)
+    shown = doc[start:doc.index("$ echo $?", start)]
+    srv, kc = serve(SCENARIO_SNAP)
+    # a RoleBinding to the ClusterRole grants its namespaced rules in that namespace only
+    srv.allow_only([dict(rule, namespaces=[ML_NS]) for rule in _role("gpuctl-reader")])
+    kc = srv.write_kubeconfig(kc + "-ml", context="ml", namespace=ML_NS)
+    r = cli("diagnose", "pod", "rlhf-reward-model-2kfjd", "-n", ML_NS, "--kubeconfig", kc)
+    assert r.code == 1
+    assert "\n".join(line.rstrip() for line in r.out.splitlines()) + "\n" == shown
