@@ -237,7 +237,7 @@ def find_node(snap: Snapshot, name: str):
 
 
 def diagnose_node(snap: Snapshot, name: str) -> Diagnosis:
-    from .checks.gpu_node import advertised, driver_info, expected_gpus
+    from .checks.gpu_node import advertised, driver_info, expected_gpus, expected_mig_devices
     from .checks.node_health import NodeContext
     from .model.requests import pod_requests
 
@@ -252,10 +252,11 @@ def diagnose_node(snap: Snapshot, name: str) -> Diagnosis:
                                 nodes=[name], root_cause=True))
     ranked = merge(findings)
     exp = expected_gpus(snap, node)
+    expected = {e.resource: e.count for e in ([exp] if exp else []) + expected_mig_devices(node)}
     gpus = []
     for r in ctx.gpu_resources:
         cap, alloc = advertised(node, r)
-        gpus.append({"resource": r, "expected": exp.count if exp and exp.resource == r else None,
+        gpus.append({"resource": r, "expected": expected.get(r),
                      "capacity": int(cap), "allocatable": int(alloc), "allocated": int(ctx.allocated(r))})
     info = driver_info(snap, name)
     from .checks.device_plugin import pod_problems

@@ -228,10 +228,18 @@ def expected_gpus(snap: Snapshot, node: Node) -> Optional[Expected]:
     (sharing), the instance type's GPU count, or what identical nodes advertise."""
     labels = node.metadata.labels
     replicas = int(_num(labels.get("nvidia.com/gpu.replicas", 1)) or 1)
-    if labels.get("nvidia.com/mig.strategy") in ("mixed",) or "-MIG-" in labels.get("nvidia.com/gpu.product", ""):
-        return None   # MIG: devices per profile, not whole GPUs; compared per profile elsewhere
+    product = labels.get("nvidia.com/gpu.product", "")
+    if labels.get("nvidia.com/mig.strategy") in ("mixed",) or product.endswith("-MIG-INVALID"):
+        return None   # mixed: devices per profile (expected_mig_devices); invalid: GFD counts 0
     resource = "nvidia.com/gpu.shared" if any(r == "nvidia.com/gpu.shared" for r in node.status.capacity) else "nvidia.com/gpu"
     count = labels.get("nvidia.com/gpu.count")
+    if "-MIG-" in product:
+        # single strategy: GFD overrides gpu.count with the number of MIG devices, which
+        # nvidia.com/gpu then counts (GFD README, "MIG 'single' strategy")
+        if not (count and _num(count) > 0):
+            return None
+        return Expected(int(_num(count)) * replicas, f"GFD nvidia.com/gpu.count={count} (MIG devices, single strategy)"
+                        + (f" x replicas {replicas}" if replicas > 1 else ""), resource)
     if count and _num(count) > 0:
         return Expected(int(_num(count)) * replicas, f"GFD nvidia.com/gpu.count={count}"
                         + (f" x replicas {replicas}" if replicas > 1 else ""), resource)
@@ -246,6 +254,28 @@ def expected_gpus(snap: Snapshot, node: Node) -> Optional[Expected]:
     if len(counts) >= 2 and counts[len(counts) // 2] > 0:
         return Expected(counts[len(counts) // 2], f"identical {itype} nodes advertise {counts[len(counts) // 2]}", resource)
     return None
+
+
+_MIG_COUNT_LABEL = re.compile(r"^nvidia\.com/(mig-[0-9]+g\.[0-9]+gb(?:\.me)?)\.count$")
+
+
+def expected_mig_devices(node: Node) -> list[Expected]:
+    """Mixed strategy: how many devices of each MIG profile the node should advertise.
+    GFD labels ``nvidia.com/mig-<g>g.<mem>gb.count`` ("Number of MIG devices of this
+    type", GFD README, "MIG 'mixed' strategy"), times ``….replicas`` when the profile
+    is time-sliced; the device plugin advertises them as ``nvidia.com/mig-<profile>``."""
+    labels = node.metadata.labels
+    if labels.get("nvidia.com/mig.strategy") != "mixed":
+        return []
+    out = []
+    for key, value in sorted(labels.items()):
+        m = _MIG_COUNT_LABEL.match(key)
+        if not m or _num(value) <= 0:
+            continue
+        replicas = int(_num(labels.get(f"nvidia.com/{m[1]}.replicas", 1)) or 1)
+        out.append(Expected(int(_num(value)) * replicas, f"GFD {key}={value}"
+                            + (f" x replicas {replicas}" if replicas > 1 else ""), f"nvidia.com/{m[1]}"))
+    return out
 
 
 @lru_cache(maxsize=None)

@@ -18,7 +18,7 @@ from ..model.requests import pod_requests
 from ..model.snapshot import DEVICE_PLUGINS, PODS, Snapshot
 from .base import DataUnavailable, Note, check
 from .device_plugin import NodePlugin, device_plugin_state, pod_problems
-from .gpu_node import Health, advertised, driver_info, expected_gpus, node_health
+from .gpu_node import Health, advertised, driver_info, expected_gpus, expected_mig_devices, node_health
 
 # GPU Operator operands, by pod label (reference §3.4; GOP assets/state-*).
 OPERANDS = {
@@ -91,22 +91,58 @@ def _gpu_node(ctx: NodeContext) -> bool:
 def gpu_count(ctx: NodeContext) -> Iterable[Finding]:
     """A node advertising fewer GPUs than its SKU, GFD count (times sharing
     replicas) or identical nodes say it has: a GPU fell off the bus or a driver
-    failed on one card."""
+    failed on one card. On MIG nodes, fewer devices of a profile than GFD counts:
+    the device plugin did not pick up the current MIG layout, or a GPU's instances
+    are gone."""
     exp = expected_gpus(ctx.snap, ctx.node)
-    if exp is None or exp.count is None:
+    if exp is not None and exp.count is not None:
+        cap, alloc = advertised(ctx.node, exp.resource)
+        if cap == 0 and alloc == 0:
+            return   # nothing advertised at all: the device plugin check explains it
+        if cap < exp.count:
+            if "MIG devices" in exp.source:
+                yield _mig_shortfall(ctx, [(exp, cap, alloc)])
+                return
+            evidence = [f"expected {exp.count} {exp.resource}: {exp.source}", f"node/{ctx.name} capacity {cap:g}, allocatable {alloc:g}"]
+            evidence += [f"{x.source}: {x.line}" for x in ctx.health.xids if x.xid == 79][:3]
+            yield Finding("gpu-count-mismatch", f"{ctx.name} advertises {cap:g} of the {exp.count} GPUs it should have",
+                          evidence=evidence, nodes=[ctx.name], root_cause=True, disruption=3,
+                          fixes=[Fix("Find the missing GPU (nvidia-smi, kernel log for 'fallen off the bus'); drain and reboot the node, "
+                                     "and replace the card if it stays missing",
+                                     [f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi -L",
+                                      f"kubectl drain {ctx.name} --ignore-daemonsets --delete-emptydir-data"])])
         return
-    cap, alloc = advertised(ctx.node, exp.resource)
-    if cap == 0 and alloc == 0:
-        return   # nothing advertised at all: the device plugin check explains it
-    if cap < exp.count:
-        evidence = [f"expected {exp.count} {exp.resource}: {exp.source}", f"node/{ctx.name} capacity {cap:g}, allocatable {alloc:g}"]
-        evidence += [f"{x.source}: {x.line}" for x in ctx.health.xids if x.xid == 79][:3]
-        yield Finding("gpu-count-mismatch", f"{ctx.name} advertises {cap:g} of the {exp.count} GPUs it should have",
-                      evidence=evidence, nodes=[ctx.name], root_cause=True, disruption=3,
-                      fixes=[Fix("Find the missing GPU (nvidia-smi, kernel log for 'fallen off the bus'); drain and reboot the node, "
-                                 "and replace the card if it stays missing",
-                                 [f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi -L",
-                                  f"kubectl drain {ctx.name} --ignore-daemonsets --delete-emptydir-data"])])
+    profiles = expected_mig_devices(ctx.node)
+    if not profiles or not any(advertised(ctx.node, e.resource)[0] > 0 for e in profiles):
+        return   # no MIG resource advertised at all: the device plugin check explains it
+    short = [(e, *advertised(ctx.node, e.resource)) for e in profiles]
+    short = [(e, cap, alloc) for e, cap, alloc in short if e.count is not None and cap < e.count]
+    if short:
+        yield _mig_shortfall(ctx, short)
+
+
+def _mig_shortfall(ctx: NodeContext, short: list) -> Finding:
+    labels = ctx.node.metadata.labels
+    state = labels.get("nvidia.com/mig.config.state")
+    evidence = [f"expected {e.count} {e.resource}: {e.source}; node/{ctx.name} capacity {cap:g}, allocatable {alloc:g}"
+                for e, cap, alloc in short]
+    evidence.append(f"nvidia.com/mig.config={labels.get('nvidia.com/mig.config', 'unset')}, "
+                    f"nvidia.com/mig.config.state={state or 'unset'}")
+    evidence += [f"{x.source}: {x.line}" for x in ctx.health.xids if x.xid == 79][:3]
+    first = short[0]
+    more = f" (and {len(short) - 1} more MIG profile(s))" if len(short) > 1 else ""
+    plugin = ctx.plugin.pods[0] if ctx.plugin.pods else None
+    restart = (f"kubectl -n {plugin.metadata.namespace} delete pod {plugin.metadata.name}" if plugin else
+               f"kubectl get pods -A -o wide --field-selector spec.nodeName={ctx.name} | grep -i device-plugin")
+    in_progress = state in ("pending", "rebooting")
+    return Finding(
+        "gpu-count-mismatch",
+        f"{ctx.name} advertises {first[1]:g} of the {first[0].count} {first[0].resource} MIG devices GFD counts{more}"
+        + ("; the MIG manager is still applying the layout" if in_progress else ""),
+        evidence=evidence, nodes=[ctx.name], root_cause=not in_progress, disruption=2,
+        fixes=[Fix("Restart the device plugin on the node so it re-reads the MIG layout; if the count stays short, "
+                   "a GPU or its MIG instances are missing (nvidia-smi -L on the node)",
+                   [restart, f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi -L"])])
 
 
 @check("gpu-allocatable", target="node", applies=_gpu_node, essential=True)
