@@ -34,6 +34,7 @@ DOC = ROOT / "docs" / "reliability.md"
 REQUEST_TIMEOUT = 1.0
 MAX_ATTEMPTS = 3            # gpuctl's bounded retries (gpuctl.collect.kube.MAX_ATTEMPTS)
 HANG_DELAY = 3.0            # longer than the request timeout
+TRICKLE_INTERVAL = 0.25     # one byte per interval: every read well inside the request timeout
 PAGE_SIZE = 2               # page size cap for the 410-mid-pagination column
 MAX_ENDPOINTS = 64         # every endpoint a command calls (snapshot save: 34)
 WORKERS = 24               # parallel cells (mostly sleeping on backoff and timeouts; forks are cheap)
@@ -100,6 +101,7 @@ FAULTS: tuple[FaultSpec, ...] = (
     FaultSpec("503", "status", 503),
     FaultSpec("reset", "reset"),
     FaultSpec("hang", "hang", delay=HANG_DELAY),
+    FaultSpec("trickle", "trickle"),
     FaultSpec("badjson", "badjson"),
 )
 FAULTS_BY_KEY = {f.key: f for f in FAULTS}
@@ -214,7 +216,8 @@ def run_command(cmd: Command, fault: Optional[FaultSpec] = None, endpoint: Optio
                 if fault.kind == "gone":   # mid-pagination: only the continue= requests of the list
                     regex = endpoint.rstrip("$") + r"\?(.*&)?continue="
                 srv.add_fault(Fault(regex, status=fault.status, kind=fault.kind, times=None, method="GET",
-                                    headers=dict(fault.headers) if fault.headers else None, delay=fault.delay))
+                                    headers=dict(fault.headers) if fault.headers else None, delay=fault.delay,
+                                    interval=TRICKLE_INTERVAL))
             out_file = os.path.join(tmp, "out.tar.gz")
             argv = [a.replace("{out}", out_file) for a in cmd.argv]
             argv += ["--kubeconfig", kc, "--request-timeout", f"{REQUEST_TIMEOUT:g}"]
@@ -414,7 +417,7 @@ def run_cell(bases: dict[str, Baseline], key: str, endpoint: str, fault_key: str
 def run_matrix(bases: dict[str, Baseline]) -> dict[tuple[str, str, str], Cell]:
     jobs = list(cell_jobs(bases))
     # the slow cells (hangs, backoff) first so the pool is not left waiting on them at the end
-    slow = {"hang": 0, "reset": 1, "500": 1, "503": 1}
+    slow = {"hang": 0, "trickle": 0, "reset": 1, "500": 1, "503": 1}
     jobs.sort(key=lambda j: slow.get(j[2], 2))
     with ThreadPoolExecutor(WORKERS) as pool:
         cells = list(pool.map(lambda j: run_cell(bases, *j), jobs))
@@ -438,7 +441,9 @@ def render(bases: dict[str, Baseline], cells: dict[tuple[str, str, str], Cell]) 
         "calls, the most important first. Faults: HTTP 401, 403, 404; `410` = 410 Gone (Expired) on every",
         f"`continue=` request of a paged list (lists served {PAGE_SIZE} items a page; `n/a` where the",
         "endpoint is not a paged list); 429 with `Retry-After: 0`; 500; 503; `reset` = TCP reset",
-        f"with no answer; `hang` = no answer for {HANG_DELAY:g} s; `badjson` = 200 with the body cut in half.",
+        f"with no answer; `hang` = no answer for {HANG_DELAY:g} s; `trickle` = 200 and the body one byte every",
+        f"{TRICKLE_INTERVAL:g} s (a response that never ends: each read is inside the timeout, only a deadline on",
+        "the whole request stops it); `badjson` = 200 with the body cut in half.",
         "",
         "Outcomes:",
         "",

@@ -93,6 +93,25 @@ def test_persistent_5xx_becomes_a_gap_not_a_crash(cli, serve):
     assert len(node_calls) == 3   # bounded retries
 
 
+def test_an_answer_that_never_ends_is_cut_at_the_request_timeout(cli, serve):
+    """A body sent a byte at a time keeps every socket read inside the read timeout;
+    --request-timeout bounds the whole request (as kubectl's does), so the nodes read
+    fails after 3 bounded attempts and the diagnosis still prints, inconclusive."""
+    import time
+
+    ns, name = _pod()
+    srv, kc = serve(snapshot_of(TAINT))
+    srv.add_fault(Fault(path_regex="^/api/v1/nodes$", kind="trickle", times=None, interval=0.2))
+    t0 = time.monotonic()
+    r = cli("diagnose", "pod", name, "-n", ns, "--kubeconfig", kc, "--request-timeout", "1", "-o", "json")
+    took = time.monotonic() - t0
+    d = r.json()
+    assert d["verdict"] == "inconclusive"
+    assert any("did not complete within 1s" in c["detail"] for c in d["checks"] if c["status"] == "skipped")
+    assert len([x for x in srv.requests if x.path == "/api/v1/nodes"]) == 3
+    assert took < 3 * 1 + 5
+
+
 def test_paged_lists_restart_cleanly_after_410(cli, serve):
     ns, name = _pod()
     srv, kc = serve(snapshot_of(TAINT), page_size_cap=1)

@@ -915,7 +915,7 @@ class RequestRecord:
     body: bytes = b""   # what the client sent (PATCH bodies, for tests that check what was written)
 
 
-_FAULT_KINDS = ("status", "reset", "hang", "badjson", "gone")
+_FAULT_KINDS = ("status", "reset", "hang", "badjson", "gone", "trickle")
 
 
 @dataclass
@@ -931,8 +931,10 @@ class Fault:
     aborts the connection with a TCP RST and no answer; ``hang`` waits
     ``delay`` seconds (``0``: until the server stops) and closes without an
     answer; ``badjson`` answers 200 with the real body cut in half; ``gone``
-    answers 410 Expired as for a compacted continue token. ``delay`` also
-    delays the other kinds.
+    answers 410 Expired as for a compacted continue token; ``trickle`` answers
+    200 with the real body's length and sends it one byte every ``interval``
+    seconds (a response that never ends in practice). ``delay`` also delays the
+    other kinds.
     """
 
     path_regex: str
@@ -942,6 +944,7 @@ class Fault:
     method: str = "GET"
     headers: dict | None = None
     delay: float = 0.0
+    interval: float = 0.5
     hits: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -1145,6 +1148,7 @@ class _Response:
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
     hold: float = 0.0  # streaming (watch): keep the connection open this long, then close
+    trickle: float = 0.0  # > 0: send the body one byte every this many seconds (a body that never ends)
 
 
 @dataclass
@@ -1226,7 +1230,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         for k, v in resp.headers.items():
             self.send_header(k, v)
-        if gzip_ok and body:
+        if gzip_ok and body and not resp.trickle:
             body = self.server.gzip(body)  # type: ignore[attr-defined]
             self.send_header("Content-Encoding", "gzip")
         if resp.hold:
@@ -1235,6 +1239,9 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        if resp.trickle:
+            self._trickle(body, resp.trickle)
+            return
         try:
             self.wfile.write(body)
             self.wfile.flush()
@@ -1243,6 +1250,20 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if resp.hold:
             self.server.app._stop.wait(resp.hold)  # type: ignore[attr-defined]
+
+    def _trickle(self, body: bytes, interval: float) -> None:
+        """A byte at a time, each well inside a client's read timeout: only a deadline
+        on the whole response ends it."""
+        self.close_connection = True
+        stop = self.server.app._stop  # type: ignore[attr-defined]
+        for i in range(len(body)):
+            try:
+                self.wfile.write(body[i:i + 1])
+                self.wfile.flush()
+            except OSError:
+                return
+            if stop.wait(interval):
+                return
 
     def _drop(self, rst: bool) -> None:
         self.close_connection = True
@@ -1527,6 +1548,10 @@ class SnapshotAPIServer:
             real = self._serve(req)
             body = real.body[: max(1, len(real.body) // 2)]
             return _Response(200, body, headers=dict(fault.headers or {}))
+        if fault.kind == "trickle":
+            real = self._serve(req)
+            return _Response(200, real.body, real.content_type, headers=dict(fault.headers or {}),
+                             trickle=max(0.01, fault.interval))
         code = fault.status or 500
         headers = dict(fault.headers or {})
         details = None

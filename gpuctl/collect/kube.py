@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import os
 import random
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
@@ -117,6 +118,10 @@ class KubeAPI:
                 if attempt < MAX_ATTEMPTS:
                     continue
                 raise ApiFailure(None, "timeout", f"no answer within {self.timeout:g}s") from None
+            except _BodyDeadline:
+                if attempt < MAX_ATTEMPTS:
+                    continue
+                raise ApiFailure(None, "timeout", f"the answer did not complete within {self.timeout:g}s") from None
             except MaxRetryError as e:
                 inner = e.reason
                 if isinstance(inner, ReadTimeoutError):
@@ -250,11 +255,12 @@ def _transport_get(api_client: Any, path: str, params: list[tuple[str, Any]], ti
     def status_error(status: int, body: Any, headers: Any) -> "_HTTPStatus":
         return _HTTPStatus(status, body if isinstance(body, (bytes, str)) else b"", headers or {})
 
+    deadline = time.monotonic() + timeout[1]
     if hasattr(api_client, "param_serialize"):
         method, url, headers, _body, _post = api_client.param_serialize(
             "GET", path, query_params=params, header_params=dict(_HEADERS), auth_settings=["BearerToken"])
         resp = api_client.call_api(method, url, header_params=headers, _request_timeout=timeout)
-        data = resp.read()
+        data = _read_body(getattr(resp, "response", resp), deadline)
         if not 200 <= resp.status <= 299:
             raise status_error(resp.status, data, resp.headers)
         return data
@@ -264,7 +270,48 @@ def _transport_get(api_client: Any, path: str, params: list[tuple[str, Any]], ti
                                    _return_http_data_only=True, _request_timeout=timeout)
     except ApiException as e:
         raise status_error(e.status or 0, e.body, e.headers) from None
-    return resp.data
+    return _read_body(resp, deadline)
+
+
+class _BodyDeadline(Exception):
+    """The whole answer did not arrive within the request timeout."""
+
+
+def _read_body(resp: Any, deadline: float) -> bytes:
+    """The body of an unread urllib3 response, within ``deadline`` (monotonic).
+
+    urllib3's read timeout bounds each socket read, not the response: a body that
+    keeps coming a byte at a time would never time out. Like kubectl's
+    --request-timeout (client-go's http.Client.Timeout), the timeout here covers the
+    whole request, so a watchdog shuts the response down at the deadline (urllib3 >= 2.3
+    ``HTTPResponse.shutdown``; older urllib3 reads without it)."""
+    remaining = deadline - time.monotonic()
+    shutdown = getattr(resp, "shutdown", None)
+    if shutdown is None or not hasattr(resp, "read"):
+        return resp.data if hasattr(resp, "data") else resp.read()
+    if remaining <= 0:
+        shutdown()
+        raise _BodyDeadline()
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        shutdown()
+
+    timer = threading.Timer(remaining, stop)
+    timer.daemon = True
+    timer.start()
+    try:
+        data = resp.read()
+    except Exception:
+        if fired.is_set():
+            raise _BodyDeadline() from None
+        raise
+    finally:
+        timer.cancel()
+    if fired.is_set():
+        raise _BodyDeadline()
+    return data
 
 
 def _transport_patch(api_client: Any, path: str, params: list[tuple[str, Any]], body: dict[str, Any],
