@@ -295,11 +295,10 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
                     # forbidden, the user's own namespace is not. Collect that, and say so.
                     if not (e.reason == "forbidden" and namespaced and scope is None and writer.n == 0):
                         raise
-                    if stem == "pods":
+                    if stem == "pods":   # the bundle's pods (where targets are looked up) are one namespace's
+                        report.namespaces = [fallback_ns]
                         for key in CROSS_NAMESPACE:
                             report.data_gaps.setdefault(key, gap_from(e, "list pods (cluster-wide)", "list", "pods"))
-                    if report.namespaces is None:
-                        report.namespaces = [fallback_ns]
                     scope = fallback_ns
                     for item in _raw_items(api, template.format(ns=f"/namespaces/{fallback_ns}")):
                         keep(item, kind, writer)

@@ -283,20 +283,17 @@ def _read_body(resp: Any, deadline: float) -> bytes:
     urllib3's read timeout bounds each socket read, not the response: a body that
     keeps coming a byte at a time would never time out. Like kubectl's
     --request-timeout (client-go's http.Client.Timeout), the timeout here covers the
-    whole request, so a watchdog shuts the response down at the deadline (urllib3 >= 2.3
-    ``HTTPResponse.shutdown``; older urllib3 reads without it)."""
+    whole request, so a watchdog shuts the response down at the deadline with
+    ``HTTPResponse.shutdown()`` (urllib3 >= 2.3, which interrupts a blocked read)."""
     remaining = deadline - time.monotonic()
-    shutdown = getattr(resp, "shutdown", None)
-    if shutdown is None or not hasattr(resp, "read"):
-        return resp.data if hasattr(resp, "data") else resp.read()
     if remaining <= 0:
-        shutdown()
+        resp.shutdown()
         raise _BodyDeadline()
     fired = threading.Event()
 
     def stop() -> None:
         fired.set()
-        shutdown()
+        resp.shutdown()
 
     timer = threading.Timer(remaining, stop)
     timer.daemon = True
