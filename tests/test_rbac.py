@@ -204,3 +204,17 @@ def test_rbac_doc_transcript_is_what_gpuctl_prints(cli, serve):
     r = cli("diagnose", "pod", "rlhf-reward-model-2kfjd", "-n", ML_NS, "--kubeconfig", kc)
     assert r.code == 1
     assert "\n".join(line.rstrip() for line in r.out.splitlines()) + "\n" == shown
+
+
+def test_namespace_only_role_pending_all_namespaces_never_says_nothing_pending(cli, serve):
+    """-A without the right to list pods cluster-wide: the count is unknown, and every
+    output format says so instead of "Nothing Pending"."""
+    srv, kc = _ml_user(serve, TESTS / "pending" / "mixed-causes" / "snapshot")
+    table = cli("diagnose", "pending", "-A", "--kubeconfig", kc)
+    assert table.code == 1
+    assert "Nothing Pending" not in table.out and "could not be listed" in table.out
+    assert "'list' on 'pods' cluster-wide" in " ".join(table.out.split())
+    md = cli("diagnose", "pending", "-A", "--kubeconfig", kc, "-o", "markdown")
+    assert "could not be listed" in md.out and "'list' on 'pods' cluster-wide" in md.out
+    d = cli("diagnose", "pending", "-A", "--kubeconfig", kc, "-o", "json").json()
+    assert d["pods"] == 0 and any(c["name"] == "read pending-pods" for c in d["checks"])

@@ -132,9 +132,17 @@ def _age(seconds: Any) -> str:
     return human_age(seconds) if seconds is not None else "?"
 
 
+def _pending_unlisted(doc: dict[str, Any]) -> bool:
+    """The Pending pods themselves could not be listed: no count is a true count."""
+    return any(c.get("name") == "read pending-pods" for c in doc.get("checks") or [])
+
+
 def render_pending(doc: dict[str, Any], console: Console, wide: bool = False) -> None:
-    console.print(Text(f"{doc['pods']} Pending GPU pod(s) in {clean(doc['scope'])}, by cause", style="bold"))
-    if not doc["groups"]:
+    if _pending_unlisted(doc) and not doc["groups"]:
+        console.print(Text(f"Pending GPU pods in {clean(doc['scope'])}: could not be listed (see below)", style="bold yellow"))
+    else:
+        console.print(Text(f"{doc['pods']} Pending GPU pod(s) in {clean(doc['scope'])}, by cause", style="bold"))
+    if not doc["groups"] and not _pending_unlisted(doc):
         console.print(Text("Nothing Pending.", style="green"))
     for i, g in enumerate(doc["groups"], 1):
         console.print()
@@ -159,12 +167,17 @@ def render_pending(doc: dict[str, Any], console: Console, wide: bool = False) ->
 
 
 def pending_markdown(doc: dict[str, Any]) -> str:
-    lines = [f"## Pending GPU pods in {_md(doc['scope'])}: {doc['pods']}", ""]
+    count = "could not be listed" if _pending_unlisted(doc) and not doc["groups"] else doc["pods"]
+    lines = [f"## Pending GPU pods in {_md(doc['scope'])}: {count}", ""]
     for i, g in enumerate(doc["groups"], 1):
         lines += [f"### {i}. `{g['code']}` — {len(g['pods'])} pod(s), oldest {_age(g['oldestPendingSeconds'])}", "",
                   _md(g["summary"]), ""]
         lines += [f"- `{_md(p['namespace'])}/{_md(p['name'])}` ({_age(p['pendingSeconds'])})" for p in g["pods"]]
         for fx in g["fixes"][:1]:
             lines += ["", f"Fix: {_md(fx['summary'])}", "", "```"] + [clean(c) for c in fx["commands"]] + ["```"]
+        lines.append("")
+    if doc.get("checks"):
+        lines += ["Not read or not decided:", ""]
+        lines += [f"- {_md(c['status'])} {_md(c['name'])}: {_md(c['detail'])}" for c in doc["checks"]]
         lines.append("")
     return "\n".join(lines)
