@@ -297,7 +297,7 @@ def test_image_families(image, cuda, family, enforced):
 
 def test_image_verified_flags():
     assert required_cuda({}, "nvcr.io/nvidia/pytorch:24.05-py3").verified          # MXNet 24.05 notes
-    assert not required_cuda({}, "nvcr.io/nvidia/pytorch:24.08-py3").verified      # month pattern only
+    assert not required_cuda({}, "nvcr.io/nvidia/pytorch:24.09-py3").verified      # month pattern only
     assert not required_cuda({}, "vllm/vllm-openai:v0.6.3").verified
 
 
