@@ -221,6 +221,7 @@ class Expected:
     count: Optional[int]
     source: str
     resource: str = "nvidia.com/gpu"
+    mig: bool = False          # the count is of MIG devices, not whole GPUs
 
 
 def expected_gpus(snap: Snapshot, node: Node) -> Optional[Expected]:
@@ -239,7 +240,7 @@ def expected_gpus(snap: Snapshot, node: Node) -> Optional[Expected]:
         if not (count and _num(count) > 0):
             return None
         return Expected(int(_num(count)) * replicas, f"GFD nvidia.com/gpu.count={count} (MIG devices, single strategy)"
-                        + (f" x replicas {replicas}" if replicas > 1 else ""), resource)
+                        + (f" x replicas {replicas}" if replicas > 1 else ""), resource, mig=True)
     if count and _num(count) > 0:
         return Expected(int(_num(count)) * replicas, f"GFD nvidia.com/gpu.count={count}"
                         + (f" x replicas {replicas}" if replicas > 1 else ""), resource)
@@ -274,7 +275,7 @@ def expected_mig_devices(node: Node) -> list[Expected]:
             continue
         replicas = int(_num(labels.get(f"nvidia.com/{m[1]}.replicas", 1)) or 1)
         out.append(Expected(int(_num(value)) * replicas, f"GFD {key}={value}"
-                            + (f" x replicas {replicas}" if replicas > 1 else ""), f"nvidia.com/{m[1]}"))
+                            + (f" x replicas {replicas}" if replicas > 1 else ""), f"nvidia.com/{m[1]}", mig=True))
     return out
 
 

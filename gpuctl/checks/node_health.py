@@ -100,7 +100,7 @@ def gpu_count(ctx: NodeContext) -> Iterable[Finding]:
         if cap == 0 and alloc == 0:
             return   # nothing advertised at all: the device plugin check explains it
         if cap < exp.count:
-            if "MIG devices" in exp.source:
+            if exp.mig:
                 yield _mig_shortfall(ctx, [(exp, cap, alloc)])
                 return
             evidence = [f"expected {exp.count} {exp.resource}: {exp.source}", f"node/{ctx.name} capacity {cap:g}, allocatable {alloc:g}"]

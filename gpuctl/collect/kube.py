@@ -372,21 +372,19 @@ _PROXY_DIAL_FAILURE = "error trying to reach service"
 
 def _backend_unreachable(status: int, e: Any) -> bool:
     """A 503 the API server's proxy sent for a backend it could not reach."""
-    if status != 503:
-        return False
+    return status == 503 and _status_message(e).startswith(_PROXY_DIAL_FAILURE)
+
+
+def _status_message(e: Any) -> str:
+    """The ``message`` of the Status body of a non-2xx answer ("" if it has none)."""
     try:
-        message = _status_dec.decode(e.body or b"{}").message or ""
+        return _status_dec.decode(e.body or b"{}").message or ""
     except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
-        return False
-    return message.startswith(_PROXY_DIAL_FAILURE)
+        return ""
 
 
 def _failure(status: int, e: Any, path: str) -> ApiFailure:
-    message = ""
-    try:
-        message = _status_dec.decode(e.body or b"{}").message
-    except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
-        message = ""
+    message = _status_message(e)
     reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 410: "gone"}.get(status, "error")
     return ApiFailure(status, reason, message or f"HTTP {status}")
 
