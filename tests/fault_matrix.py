@@ -76,6 +76,8 @@ COMMANDS: tuple[Command, ...] = (
             TESTS / "capacity" / "pools-and-selector" / "snapshot", ("label-nodes",)),
     Command("snapshot-save", "`snapshot save OUT.tar.gz` (scenarios/untolerated-taint)",
             TESTS / "scenarios" / "untolerated-taint" / "snapshot", ("snapshot", "save", "{out}"), json_output=False),
+    Command("label-nodes-apply", "`label-nodes --apply` (the one write; capacity/pools-and-selector)",
+            TESTS / "capacity" / "pools-and-selector" / "snapshot", ("label-nodes", "--apply")),
 )
 COMMANDS_BY_KEY = {c.key: c for c in COMMANDS}
 
@@ -103,6 +105,9 @@ FAULTS: tuple[FaultSpec, ...] = (
     FaultSpec("hang", "hang", delay=HANG_DELAY),
     FaultSpec("trickle", "trickle"),
     FaultSpec("badjson", "badjson"),
+    FaultSpec("endless", "endless"),               # lists only: page one again, with a new continue token, forever
+    FaultSpec("429-bad", "status", 429, headers=(("Retry-After", "-1"),)),
+    FaultSpec("slow", "slow", delay=HANG_DELAY),   # the work is done (a PATCH applied), the answer comes too late
 )
 FAULTS_BY_KEY = {f.key: f for f in FAULTS}
 
@@ -215,7 +220,7 @@ def run_command(cmd: Command, fault: Optional[FaultSpec] = None, endpoint: Optio
                 regex = endpoint
                 if fault.kind == "gone":   # mid-pagination: only the continue= requests of the list
                     regex = endpoint.rstrip("$") + r"\?(.*&)?continue="
-                srv.add_fault(Fault(regex, status=fault.status, kind=fault.kind, times=None, method="GET",
+                srv.add_fault(Fault(regex, status=fault.status, kind=fault.kind, times=None, method="*",
                                     headers=dict(fault.headers) if fault.headers else None, delay=fault.delay,
                                     interval=TRICKLE_INTERVAL))
             out_file = os.path.join(tmp, "out.tar.gz")
@@ -400,8 +405,17 @@ def cell_jobs(bases: dict[str, Baseline]):
                 yield key, ep, f.key
 
 
+def is_list_endpoint(endpoint: str) -> bool:
+    """A collection (list) endpoint: not one named object, log or proxy."""
+    return not endpoint.endswith("/[^/]+$") and endpoint not in ("/log$", "/proxy/")
+
+
 def applicable(base: Baseline, endpoint: str, fault: FaultSpec) -> bool:
-    return fault.kind != "gone" or endpoint in base.paged_endpoints
+    if fault.kind == "gone":
+        return endpoint in base.paged_endpoints
+    if fault.kind == "endless":
+        return is_list_endpoint(endpoint)
+    return True
 
 
 def run_cell(bases: dict[str, Baseline], key: str, endpoint: str, fault_key: str) -> Cell:
@@ -417,7 +431,7 @@ def run_cell(bases: dict[str, Baseline], key: str, endpoint: str, fault_key: str
 def run_matrix(bases: dict[str, Baseline]) -> dict[tuple[str, str, str], Cell]:
     jobs = list(cell_jobs(bases))
     # the slow cells (hangs, backoff) first so the pool is not left waiting on them at the end
-    slow = {"hang": 0, "trickle": 0, "reset": 1, "500": 1, "503": 1}
+    slow = {"hang": 0, "trickle": 0, "slow": 0, "reset": 1, "500": 1, "503": 1}
     jobs.sort(key=lambda j: slow.get(j[2], 2))
     with ThreadPoolExecutor(WORKERS) as pool:
         cells = list(pool.map(lambda j: run_cell(bases, *j), jobs))
@@ -443,7 +457,12 @@ def render(bases: dict[str, Baseline], cells: dict[tuple[str, str, str], Cell]) 
         "endpoint is not a paged list); 429 with `Retry-After: 0`; 500; 503; `reset` = TCP reset",
         f"with no answer; `hang` = no answer for {HANG_DELAY:g} s; `trickle` = 200 and the body one byte every",
         f"{TRICKLE_INTERVAL:g} s (a response that never ends: each read is inside the timeout, only a deadline on",
-        "the whole request stops it); `badjson` = 200 with the body cut in half.",
+        "the whole request stops it); `badjson` = 200 with the body cut in half; `endless` = a list answered",
+        "with its first page and a new `continue` token every time (as behind a proxy that drops `continue`;",
+        "`n/a` where the endpoint is not a list); `429-bad` = 429 with `Retry-After: -1`; `slow` = the request",
+        f"is carried out (a PATCH is applied) but the answer comes only after {HANG_DELAY:g} s.",
+        "`label-nodes --apply` is the one write: its faults hit the PATCH too; its report always lists every",
+        "node's outcome (patched, unchanged, failed: why, not tried), so its failures read **degraded**.",
         "",
         "Outcomes:",
         "",

@@ -915,7 +915,7 @@ class RequestRecord:
     body: bytes = b""   # what the client sent (PATCH bodies, for tests that check what was written)
 
 
-_FAULT_KINDS = ("status", "reset", "hang", "badjson", "gone", "trickle")
+_FAULT_KINDS = ("status", "reset", "hang", "badjson", "gone", "trickle", "endless", "loop", "flood", "slow")
 
 
 @dataclass
@@ -933,7 +933,12 @@ class Fault:
     answer; ``badjson`` answers 200 with the real body cut in half; ``gone``
     answers 410 Expired as for a compacted continue token; ``trickle`` answers
     200 with the real body's length and sends it one byte every ``interval``
-    seconds (a response that never ends in practice). ``delay`` also delays the
+    seconds (a response that never ends in practice); ``endless`` answers a list
+    with its first page and a fresh ``continue`` token every time (a list that
+    never ends), ``loop`` the same with one repeated token, ``flood`` with the
+    first page's objects renamed on every page (new objects forever); ``slow`` does the real
+    work (a PATCH is applied) and answers only after ``delay`` seconds (a client
+    that times out cannot know the write happened). ``delay`` also delays the
     other kinds.
     """
 
@@ -1538,6 +1543,10 @@ class SnapshotAPIServer:
         if fault.kind == "hang":
             self._stop.wait(fault.delay if fault.delay > 0 else None)
             return _Drop(rst=False)
+        if fault.kind == "slow":
+            real = self._serve(req)
+            self._stop.wait(fault.delay)
+            return real
         if fault.delay > 0:
             self._stop.wait(fault.delay)
         if fault.kind == "reset":
@@ -1548,6 +1557,22 @@ class SnapshotAPIServer:
             real = self._serve(req)
             body = real.body[: max(1, len(real.body) // 2)]
             return _Response(200, body, headers=dict(fault.headers or {}))
+        if fault.kind in ("endless", "loop", "flood"):
+            first = _Request(req.method, req.path, "", {k: v for k, v in req.query.items() if k != "continue"},
+                             req.headers, req.body)
+            real = self._serve(first)
+            try:
+                page = json.loads(real.body)
+            except ValueError:
+                return real
+            if real.status != 200 or not isinstance(page, dict) or "items" not in page:
+                return real
+            page.setdefault("metadata", {})["continue"] = "loop" if fault.kind == "loop" else f"endless-{fault.hits}"
+            if fault.kind == "flood":
+                for item in page["items"]:
+                    if isinstance(item, dict) and isinstance(item.get("metadata"), dict):
+                        item["metadata"]["name"] = f"{item['metadata'].get('name', 'x')}-{fault.hits}"
+            return _json_response(200, page, headers=dict(fault.headers or {}))
         if fault.kind == "trickle":
             real = self._serve(req)
             return _Response(200, real.body, real.content_type, headers=dict(fault.headers or {}),
@@ -1557,7 +1582,10 @@ class SnapshotAPIServer:
         details = None
         if code == 429:
             headers.setdefault("Retry-After", "1")
-            details = {"retryAfterSeconds": int(float(headers["Retry-After"]))}
+            try:
+                details = {"retryAfterSeconds": int(float(headers["Retry-After"]))}
+            except (ValueError, OverflowError):   # a garbage header, on purpose
+                details = None
         return _status_response(code, _DEFAULT_MESSAGES.get(code, f"injected fault ({code})"),
                                 details=details, headers=headers)
 

@@ -7,6 +7,7 @@ Heavy modules (kubernetes, msgspec, the checks) are imported inside functions so
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from enum import Enum
@@ -26,15 +27,84 @@ class Output(str, Enum):
     markdown = "markdown"
 
 
+MIN_REQUEST_TIMEOUT = 0.5
+MAX_REQUEST_TIMEOUT = 3600.0
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|ms|s|m|h)")
+
+
+def parse_request_timeout(value) -> float:
+    """``--request-timeout``: seconds (``15``, ``2.5``) or a kubectl/Go duration
+    (``30s``, ``1m``, ``1m30s``, ``500ms``), between 0.5 s and 1 h. ``0`` (kubectl's
+    "no timeout"), ``inf``, ``nan`` and negatives are refused: gpuctl never waits
+    without bound."""
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        text = str(value).strip()
+        try:
+            seconds = float(text)
+            if not re.fullmatch(r"[0-9.]+", text):     # 'inf', 'nan', '1e3', '-1'
+                raise ValueError(text)
+        except ValueError:
+            pos, seconds = 0, 0.0
+            for m in _DURATION.finditer(text):
+                if m.start() != pos:
+                    break
+                seconds += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+                pos = m.end()
+            if pos != len(text) or not text:
+                raise typer.BadParameter(f"{text!r} is not a duration: use seconds (15) or a duration (30s, 1m, 1m30s)")
+    if not (MIN_REQUEST_TIMEOUT <= seconds <= MAX_REQUEST_TIMEOUT):
+        raise typer.BadParameter(f"{value!r} is outside {MIN_REQUEST_TIMEOUT:g}s..{MAX_REQUEST_TIMEOUT:g}s "
+                                 "(gpuctl always bounds its requests)")
+    return seconds
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def parse_as(value: Optional[str]) -> Optional[str]:
+    """``--as``: a user name becomes an HTTP header: no control characters."""
+    if value is not None and (not value.strip() or _CONTROL.search(value)):
+        raise typer.BadParameter("the user name is empty or holds control characters")
+    return value
+
+
+def parse_token(value: Optional[str]) -> Optional[str]:
+    """``--token``: a bearer token is visible ASCII (RFC 6750 b64token) and never empty."""
+    if value is not None and not re.fullmatch(r"[\x21-\x7e]+", value):
+        raise typer.BadParameter("the token is empty or holds spaces, control or non-ASCII characters")
+    return value
+
+
+def valid_name(what: str, value: Optional[str]) -> Optional[str]:
+    """A user-typed name or namespace, checked against Kubernetes' name rules before
+    it can become part of a URL path (exit 2 on a bad one)."""
+    from ..errors import UsageError
+    from ..model.names import name_problem
+
+    if value is None:
+        return None
+    problem = name_problem(what, value)
+    if problem:
+        raise UsageError(problem)
+    return value
+
+
+def _namespace(value: Optional[str]) -> Optional[str]:
+    return valid_name("namespace", value)
+
+
 KubeconfigOpt = Annotated[Optional[str], typer.Option("--kubeconfig", help="Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config).", show_default=False)]
 ContextOpt = Annotated[Optional[str], typer.Option("--context", help="The kubeconfig context to use.", show_default=False)]
-NamespaceOpt = Annotated[Optional[str], typer.Option("--namespace", "-n", help="Namespace of the target (default: the context's, else 'default').", show_default=False, autocompletion=complete.complete_namespace)]
+NamespaceOpt = Annotated[Optional[str], typer.Option("--namespace", "-n", help="Namespace of the target (default: the context's, else 'default').", show_default=False, autocompletion=complete.complete_namespace, callback=_namespace)]
 OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="Output format: table, wide (table plus the per-node fit matrix), json, yaml, markdown.", case_sensitive=False)]
 SnapshotOpt = Annotated[Optional[str], typer.Option("--snapshot", help="Diagnose offline from a snapshot: a kubectl JSON/YAML dump, a directory, or a .tar.gz bundle.", show_default=False)]
-TimeoutOpt = Annotated[float, typer.Option("--request-timeout", help="Seconds to wait for each API request.", min=0.5)]
+TimeoutOpt = Annotated[float, typer.Option("--request-timeout", help="How long each API request may take, whole answer included: seconds or a duration (30s, 1m), 0.5s to 1h.", parser=parse_request_timeout, metavar="DURATION")]
 NoColorOpt = Annotated[bool, typer.Option("--no-color", help="Plain text output, no colour or styles (NO_COLOR is honoured too).")]
-AsOpt = Annotated[Optional[str], typer.Option("--as", help="Username to impersonate, as kubectl --as.", show_default=False)]
-TokenOpt = Annotated[Optional[str], typer.Option("--token", help="Bearer token for the API server.", show_default=False)]
+AsOpt = Annotated[Optional[str], typer.Option("--as", help="Username to impersonate, as kubectl --as.", show_default=False, callback=parse_as)]
+TokenOpt = Annotated[Optional[str], typer.Option("--token", help="Bearer token for the API server.", show_default=False, callback=parse_token)]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show a traceback when something fails.")]
 
 

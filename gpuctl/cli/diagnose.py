@@ -10,7 +10,7 @@ from typing_extensions import Annotated
 from .complete import complete_node, complete_pod
 from .nodes import ReportOutput, ReportOutputOpt
 from .common import (AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, NamespaceOpt, NoColorOpt, Output, OutputOpt,
-                     SnapshotOpt, TimeoutOpt, TokenOpt, load_offline, set_debug)
+                     SnapshotOpt, TimeoutOpt, TokenOpt, load_offline, set_debug, valid_name)
 
 DcgmOpt = Annotated[Optional[str], typer.Option("--dcgm-url", help="Read DCGM exporter metrics from this URL (e.g. http://10.0.3.7:9400/metrics) instead of through the API server's pod proxy.", show_default=False)]
 PromOpt = Annotated[Optional[str], typer.Option("--prometheus-url", help="Read DCGM metrics from this Prometheus (PromQL over its HTTP API) instead of the exporter pod.", show_default=False)]
@@ -65,6 +65,7 @@ def pod(
         from ..errors import UsageError
 
         raise UsageError(f"invalid target {target!r}: give NAME or KIND/NAME")
+    valid_name("pod" if kind in (None, "pod", "pods", "po") else kind, name)
     if snapshot:
         snap = load_offline(snapshot)
         ns = opts.resolve_namespace()
@@ -101,6 +102,7 @@ def node(
 ) -> int:
     """Is this node's GPU stack healthy? GPUs expected vs advertised, device plugin and operator pods, driver/CUDA, MIG, Xid and ECC."""
     set_debug(debug)
+    valid_name("node", name)
     opts = Common(kubeconfig, context, None, output, snapshot, request_timeout, no_color, as_user, token, debug)
     from ..engine import diagnose_node
 

@@ -11,7 +11,7 @@ from typing_extensions import Annotated
 
 from .complete import complete_node
 from .common import (AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, NoColorOpt, SnapshotOpt, TimeoutOpt, TokenOpt,
-                     load_offline, set_debug)
+                     load_offline, set_debug, valid_name)
 
 
 class DryRun(str, Enum):
@@ -63,7 +63,13 @@ def label_nodes(
             raise UsageError(f"--key {k!r}: use NAME=LABEL with NAME in {', '.join(KEYS)}")
         overrides[name] = label
     keys = resolve_keys(prefix, overrides)
-    writing = apply or dry_run == DryRun.server
+    for n in nodes or []:
+        valid_name("node", n)
+    if probes_from_pods:
+        valid_name("namespace", probes_from_pods.partition("/")[0])
+    # kubectl's --dry-run: client sends nothing (even with --apply), server sends
+    # the patch with dryRun=All; none with --apply writes.
+    writing = dry_run == DryRun.server or (apply and dry_run == DryRun.none)
     if snapshot and writing:
         raise UsageError("--apply and --dry-run=server need a live cluster, not --snapshot")
     opts = Common(kubeconfig, context, None, no_color=no_color, request_timeout=request_timeout, as_user=as_user, token=token)
@@ -100,25 +106,57 @@ def label_nodes(
     else:
         targets = [n for n in sorted(snap.nodes.values(), key=lambda n: n.metadata.name) if is_gpu_node(n)]
     plans = [plan_node(n, snap.probes.get(n.metadata.name), tuple(names), keys, overwrite) for n in targets]
+    stopped = None
     if writing:
-        _apply(api, plans, snap, tuple(names), keys, overwrite, server_dry_run=not apply or dry_run == DryRun.server)
+        stopped = _apply(api, plans, snap, tuple(names), keys, overwrite, server_dry_run=dry_run == DryRun.server)
     doc = {"schema": "gpuctl/labels/v1", "nodes": [p.to_dict() for p in plans],
-           "applied": bool(apply and dry_run != DryRun.server)}
+           "applied": bool(writing and dry_run != DryRun.server)}
+    if dry_run != DryRun.none:
+        doc["dryRun"] = dry_run.value
+    errors = [f"{p.node}: {p.result}" for p in plans if p.result and p.result.startswith(("failed", "not tried"))]
+    if errors:
+        doc["errors"] = errors
     _emit(doc, output, opts)
-    failed = any(p.result and p.result.startswith("failed") for p in plans)
-    return 1 if failed or any(p.status in ("unknown", "conflict") for p in plans) else 0
+    if stopped is not None:
+        raise stopped
+    if errors:
+        from ..errors import GpuctlError
+
+        raise GpuctlError(f"{len(errors)} of {len(plans)} node(s) were not labelled: {errors[0]}"
+                       + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+                       "every node's outcome is in the report above; re-run to finish")
+    return 1 if any(p.status in ("unknown", "conflict") for p in plans) else 0
+
+
+MAX_CONSECUTIVE_FAILURES = 3   # nodes in a row the API server refused: stop instead of hammering it
 
 
 def _apply(api: Any, plans: list, snap: Any, include: tuple[str, ...], keys: dict[str, str], overwrite: bool,
-           server_dry_run: bool) -> None:
+           server_dry_run: bool):
     """Patch each node whose plan has keys to set: only those keys, with the node's
     resourceVersion as a precondition. On 409 (someone wrote the node meanwhile) the
-    node is read again, re-planned and patched once more; a 403 names the RBAC rule."""
-    from ..collect.kube import ApiFailure
+    node is read again, re-planned and patched once more.
+
+    Every node ends with an outcome (patched, unchanged, failed: why, not tried).
+    A per-node refusal (a 5xx after retries, 404, 422) fails that node and the rest
+    go on, unless MAX_CONSECUTIVE_FAILURES nodes in a row fail. Credentials refused
+    (401/403), a timeout or an unreachable server stop the run: the nodes left are
+    "not tried", and the error that stopped it is returned (to be raised after the
+    report is printed). A timed-out patch may have been applied by the server: its
+    node says so."""
+    from ..collect.kube import ApiFailure, path_segment
     from ..errors import SourceError
     from ..reports.labels import plan_node
 
+    stopped: Optional[SourceError] = None
+    consecutive = 0
     for i, plan in enumerate(plans):
+        if stopped is not None:
+            if plan.status == "ok" and plan.set:
+                plan.result = f"not tried ({stopped.message.split(':', 1)[0]})"
+            elif plan.status == "ok":
+                plan.result = "unchanged"
+            continue
         if plan.status != "ok" or not plan.set:
             plan.result = "unchanged" if plan.status == "ok" else None
             continue
@@ -126,24 +164,52 @@ def _apply(api: Any, plans: list, snap: Any, include: tuple[str, ...], keys: dic
         for attempt in (1, 2):
             body = {"metadata": {"resourceVersion": node.metadata.resourceVersion, "labels": dict(plan.set)}}
             try:
-                api.patch_merge(f"/api/v1/nodes/{plan.node}", body, dry_run=server_dry_run)
+                api.patch_merge(f"/api/v1/nodes/{path_segment(plan.node)}", body, dry_run=server_dry_run)
                 plan.result = "dry-run (server validated)" if server_dry_run else "patched"
+                consecutive = 0
                 break
             except ApiFailure as e:
-                if e.reason == "forbidden":
-                    raise SourceError(f"patch node {plan.node}: forbidden ({e.message})",
-                                      "needs RBAC verb 'patch' on 'nodes' (cluster-wide): bind the ClusterRole "
-                                      "gpuctl-label-nodes from deploy/rbac.yaml") from None
                 if e.status == 409 and attempt == 1:
-                    node = api.get(f"/api/v1/nodes/{plan.node}", "Node")
-                    snap.nodes[plan.node] = node
-                    plan = plans[i] = plan_node(node, snap.probes.get(plan.node), include, keys, overwrite)
-                    if plan.status != "ok" or not plan.set:
-                        plan.result = "unchanged (already labelled by someone else)" if plan.status == "ok" else None
-                        break
-                    continue
-                plan.result = f"failed: {e.reason} ({e.message})"
+                    try:
+                        node = api.get(f"/api/v1/nodes/{path_segment(plan.node)}", "Node")
+                    except ApiFailure as again:
+                        plan.result = (f"failed: conflict (409), and re-reading the node failed: "
+                                       f"{again.reason} ({again.message})")
+                        e = again
+                    else:
+                        snap.nodes[plan.node] = node
+                        plan = plans[i] = plan_node(node, snap.probes.get(plan.node), include, keys, overwrite)
+                        if plan.status != "ok" or not plan.set:
+                            plan.result = "unchanged (already labelled by someone else)" if plan.status == "ok" else None
+                            break
+                        continue
+                else:
+                    plan.result = f"failed: {e.reason} ({e.message})"
+                stopped = _stop_reason(e, plan.node)
+                consecutive += 1
+                if stopped is None and consecutive >= MAX_CONSECUTIVE_FAILURES:
+                    stopped = SourceError(f"stopped after {consecutive} nodes in a row failed (last: {plan.node}: "
+                                          f"{e.reason})", "check the API server, then re-run label-nodes")
                 break
+    return stopped
+
+
+def _stop_reason(e: Any, node: str):
+    """The error that ends an apply after this failure, or None to go on."""
+    from ..errors import SourceError
+
+    if e.reason == "forbidden":
+        return SourceError(f"patch node {node}: forbidden ({e.message})",
+                           "needs RBAC verb 'patch' on 'nodes' (cluster-wide): bind the ClusterRole "
+                           "gpuctl-label-nodes from deploy/rbac.yaml")
+    if e.reason == "unauthorized":
+        return SourceError(f"patch node {node}: the cluster refused the credentials (401 Unauthorized)",
+                           "refresh your login or check --context/--token")
+    if e.reason in ("timeout", "unreachable"):
+        return SourceError(f"patch node {node}: {e.message}",
+                           e.hint or "stopped so as not to press an API server that does not answer; re-run "
+                                     "label-nodes to see what was applied")
+    return None
 
 
 def _emit(doc: dict, output: LabelOutput, opts: Common) -> None:

@@ -36,16 +36,83 @@ MAX_ATTEMPTS = 3
 MAX_LIST_RESTARTS = 2
 MAX_RETRY_AFTER = 5.0
 BACKOFF_BASE = 0.4
+# A list that never ends (a server that always answers `continue`, or repeats a
+# token) must fail, not grow until memory is gone. gpuctl is designed for 5,000 GPU
+# nodes and 150,000 pods (Kubernetes' own scalability limits): a list over
+# MAX_LIST_ITEMS is not a cluster but a broken or hostile server. `snapshot save`
+# streams to disk and allows MAX_STREAMED_ITEMS (events can outnumber pods).
+MAX_LIST_ITEMS = 500_000
+MAX_STREAMED_ITEMS = 2_000_000
+MAX_EMPTY_PAGES = 20          # consecutive pages with no items but a `continue` token
+
+
+def path_segment(name: str) -> str:
+    """One URL path segment: every '/' and '%' escaped, so a name can never reach
+    another resource (names are validated first; this is the second wall)."""
+    return quote(str(name), safe="")
 
 
 class ApiFailure(Exception):
-    """A request that failed for good: carries what a Gap needs."""
+    """A request that failed for good: carries what a Gap needs (and, where the
+    cause is known, the hint a person needs)."""
 
-    def __init__(self, status: Optional[int], reason: str, message: str):
+    def __init__(self, status: Optional[int], reason: str, message: str, hint: Optional[str] = None):
         super().__init__(message)
         self.status = status
         self.reason = reason      # forbidden | not-found | unauthorized | timeout | unreachable | error | gone
         self.message = message
+        self.hint = hint
+
+
+class _PageGuard:
+    """Bounds one paged list: items, consecutive empty pages, repeated tokens, and
+    objects seen twice (a consistent list never repeats an object: a server that
+    serves page one again, e.g. behind a proxy that drops ``continue``, is caught
+    on its second page)."""
+
+    def __init__(self, path: str, max_items: int):
+        self.path = path
+        self.max_items = max_items
+        self.items = 0
+        self.pages = 0
+        self.empty = 0
+        self.tokens: set[str] = set()
+        self.keys: set[int] = set()
+
+    def page(self, items: list[Any], token: str, key: Any = None) -> None:
+        """Account for one page; raise ApiFailure when the list cannot be a real one."""
+        self.pages += 1
+        self.items += len(items)
+        self.empty = self.empty + 1 if (not items and token) else 0
+        problem = None
+        if self.items > self.max_items:
+            problem = f"more than {self.max_items:,} items"
+        elif self.empty > MAX_EMPTY_PAGES:
+            problem = f"{self.empty} pages in a row with no items but a continue token"
+        elif token and token in self.tokens:
+            problem = f"the server repeated a continue token after {self.pages} pages"
+        elif key is not None and (token or self.pages > 1):
+            before = len(self.keys)
+            self.keys.update(key(it) for it in items)
+            if len(self.keys) - before < len(items):
+                problem = f"page {self.pages} repeats objects of earlier pages"
+        if problem:
+            raise ApiFailure(200, "error", f"the list {self.path} did not end ({problem}); gave up",
+                             "the API server (or a proxy in front of it) is paginating wrongly")
+        if token:
+            self.tokens.add(token)
+
+
+def record_key(rec: Any) -> int:
+    """Identity of a decoded record within one list."""
+    md = rec.metadata
+    return hash((md.namespace, md.name))
+
+
+def dict_key(item: dict[str, Any]) -> int:
+    """Identity of a raw object within one list."""
+    md = item.get("metadata")
+    return hash((md.get("namespace"), md.get("name"))) if isinstance(md, dict) else id(item)
 
 
 class _ListMeta(msgspec.Struct):
@@ -92,78 +159,78 @@ class KubeAPI:
                  request_timeout: float = 15.0, as_user: Optional[str] = None, token: Optional[str] = None):
         self.timeout = request_timeout
         self.log = RequestLog()
-        self.context_name, self.default_namespace, self.api_client = _load_client(kubeconfig, context, as_user, token)
+        self.context_name, self.default_namespace, self.api_client = _load_client(kubeconfig, context, as_user, token,
+                                                                                  request_timeout)
 
-    # ------------------------------------------------------------ raw GET
+    # ------------------------------------------------------------ raw requests
     def get_bytes(self, path: str, query: Optional[dict[str, Any]] = None) -> bytes:
+        """A GET, retried (bounded) on 429, 5xx, dropped connections and timeouts."""
+        params = [(k, v) for k, v in (query or {}).items() if v not in (None, "")]
+        return self._request("GET", path, params)
+
+    def patch_merge(self, path: str, body: dict[str, Any], dry_run: bool = False) -> bytes:
+        """A JSON merge patch (RFC 7386), the only write gpuctl ever sends, and only
+        for `label-nodes --apply` / `--dry-run=server`. Retried on 429/503 (the
+        server did not act on it). A timeout or a dropped connection is not
+        retried: the server may have applied the patch, and the caller must say so."""
+        query = [("dryRun", "All")] if dry_run else []
+        return self._request("PATCH", path, query, body)
+
+    def _request(self, method: str, path: str, params: list[tuple[str, Any]],
+                 body: Optional[dict[str, Any]] = None) -> bytes:
         from urllib3.exceptions import HTTPError, MaxRetryError, NewConnectionError, ProtocolError, ReadTimeoutError
 
-        params = [(k, v) for k, v in (query or {}).items() if v not in (None, "")]
+        _refuse_unsafe_path(path)
+        write = method != "GET"
+        retry_statuses = (429, 503) if write else (429, 500, 502, 503, 504)
+        timeout = (min(5.0, self.timeout), self.timeout)
         delay = BACKOFF_BASE
         for attempt in range(1, MAX_ATTEMPTS + 1):
+            last = attempt >= MAX_ATTEMPTS
             self.log.count += 1
             self.log.paths.append(path)
             try:
-                return _transport_get(self.api_client, path, params, (min(5.0, self.timeout), self.timeout))
+                if write:
+                    return _transport_patch(self.api_client, path, params, body or {}, timeout)
+                return _transport_get(self.api_client, path, params, timeout)
             except _HTTPStatus as e:
-                status = e.status
-                retry_after = _retry_after(e)
-                if status in (429, 500, 502, 503, 504) and attempt < MAX_ATTEMPTS \
-                        and not _backend_unreachable(status, e):
+                if e.status in retry_statuses and not last and not _backend_unreachable(e.status, e):
+                    retry_after = _retry_after(e)
                     self._sleep(retry_after if retry_after is not None else delay)
                     delay *= 2
                     continue
-                raise _failure(status, e, path) from None
-            except ReadTimeoutError:
-                if attempt < MAX_ATTEMPTS:
+                raise _failure(e.status, e, path) from None
+            except (ReadTimeoutError, _BodyDeadline) as e:
+                if not last and not write:
                     continue
-                raise ApiFailure(None, "timeout", f"no answer within {self.timeout:g}s") from None
-            except _BodyDeadline:
-                if attempt < MAX_ATTEMPTS:
-                    continue
-                raise ApiFailure(None, "timeout", f"the answer did not complete within {self.timeout:g}s") from None
+                raise _timeout(self.timeout, whole=isinstance(e, _BodyDeadline), write=write) from None
             except MaxRetryError as e:
                 inner = e.reason
+                tls = _tls_failure(inner)
+                if tls is not None:
+                    raise tls from None
                 if isinstance(inner, ReadTimeoutError):
-                    if attempt < MAX_ATTEMPTS:
+                    if not last and not write:
                         continue
-                    raise ApiFailure(None, "timeout", f"no answer within {self.timeout:g}s") from None
-                if isinstance(inner, NewConnectionError) or attempt >= MAX_ATTEMPTS:
+                    raise _timeout(self.timeout, write=write) from None
+                if isinstance(inner, NewConnectionError) or last or write:
                     raise ApiFailure(None, "unreachable", _short(inner)) from None
                 self._sleep(delay)
                 delay *= 2
             except (ProtocolError, HTTPError, OSError) as e:
-                if attempt < MAX_ATTEMPTS:
+                tls = _tls_failure(e)
+                if tls is not None:
+                    raise tls from None
+                if not last and not write:
                     self._sleep(delay)
                     delay *= 2
                     continue
                 raise ApiFailure(None, "unreachable", _short(e)) from None
         raise ApiFailure(None, "error", "retries exhausted")
 
-    def patch_merge(self, path: str, body: dict[str, Any], dry_run: bool = False) -> bytes:
-        """A JSON merge patch (RFC 7386), the only write gpuctl ever sends, and only
-        for `label-nodes --apply` / `--dry-run=server`. Retried on 429/503 like reads:
-        the patch carries the object's resourceVersion, so a retry cannot clobber."""
-        query = {"dryRun": "All"} if dry_run else {}
-        delay = BACKOFF_BASE
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            self.log.count += 1
-            self.log.paths.append(path)
-            try:
-                return _transport_patch(self.api_client, path, list(query.items()), body,
-                                        (min(5.0, self.timeout), self.timeout))
-            except _HTTPStatus as e:
-                if e.status in (429, 503) and attempt < MAX_ATTEMPTS:
-                    retry_after = _retry_after(e)
-                    self._sleep(retry_after if retry_after is not None else delay)
-                    delay *= 2
-                    continue
-                raise _failure(e.status, e, path) from None
-        raise ApiFailure(None, "error", "retries exhausted")
-
     def _sleep(self, seconds: float) -> None:
         self.log.retries += 1
-        time.sleep(min(MAX_RETRY_AFTER, seconds) * (0.8 + 0.4 * random.random()))
+        time.sleep(_clamp_wait(seconds) * (0.8 + 0.4 * random.random()))
 
     # ------------------------------------------------------------ decoded
     def get(self, path: str, kind: str) -> Any:
@@ -196,48 +263,61 @@ class KubeAPI:
                 gc.freeze()
                 gc.enable()
 
-    def _pages(self, path: str, kind: str, query: dict[str, Any], malformed: Optional[list[str]]) -> Iterator[Any]:
+    def pages(self, path: str, query: Optional[dict[str, Any]], decode: Any,
+              max_items: Optional[int] = None, key: Any = record_key) -> Iterator[list[Any]]:
+        """The items of each page of a paged list (``limit`` + ``continue``), as
+        ``decode(bytes) -> (items, continue_token)`` returns them. Bounded: a list
+        that never ends fails with a clear message (see ``_PageGuard``)."""
+        guard = _PageGuard(path, MAX_LIST_ITEMS if max_items is None else max_items)
         token = ""
-        typed = _typed_page_decoder(kind)
-        item_dec = O.decoder_for(kind)
         while True:
-            q = dict(query, limit=PAGE_SIZE)
+            q = dict(query or {}, limit=PAGE_SIZE)
             if token:
                 q["continue"] = token
-            data = self.get_bytes(path, q)
+            items, token = decode(self.get_bytes(path, q))
+            guard.page(items, token, key)
+            yield items
+            if not token:
+                return
+
+    def _pages(self, path: str, kind: str, query: dict[str, Any], malformed: Optional[list[str]]) -> Iterator[Any]:
+        typed = _typed_page_decoder(kind)
+        item_dec = O.decoder_for(kind)
+
+        def decode(data: bytes) -> tuple[list[Any], str]:
             try:
                 page = O.decode_lenient(typed, data)
-                items = page.items
-                token = page.metadata.continue_
+                return page.items, page.metadata.continue_
             except msgspec.ValidationError:
-                # One odd object must not sink the page: decode item by item.
-                try:
-                    raw = O.decode_lenient(_page_dec, data)
-                except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                    raise ApiFailure(200, "error", f"invalid JSON from {path}: {e}") from None
-                items = []
-                for r in raw.items or []:
-                    try:
-                        items.append(O.decode_lenient(item_dec, r))
-                    except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                        if malformed is not None:
-                            malformed.append(f"{kind} from {path}: {e}")
-                token = raw.metadata.continue_
+                pass
             except msgspec.DecodeError as e:
                 raise ApiFailure(200, "error", f"invalid JSON from {path}: {e}") from None
+            # One odd object must not sink the page: decode item by item.
+            try:
+                raw = O.decode_lenient(_page_dec, data)
+            except (msgspec.DecodeError, msgspec.ValidationError) as e:
+                raise ApiFailure(200, "error", f"invalid JSON from {path}: {e}") from None
+            items = []
+            for r in raw.items or []:
+                try:
+                    items.append(O.decode_lenient(item_dec, r))
+                except (msgspec.DecodeError, msgspec.ValidationError) as e:
+                    if malformed is not None:
+                        malformed.append(f"{kind} from {path}: {e}")
+            return items, raw.metadata.continue_
+
+        for items in self.pages(path, query, decode):
             if isinstance(items[0] if items else None, O.GenericObject):
                 for it in items:
                     it.kind = it.kind or kind
             yield from items
-            if not token:
-                return
 
     def log_text(self, ns: str, pod: str, container: str, previous: bool, tail_lines: int = 400,
                  limit_bytes: int = 256 * 1024) -> str:
         q = {"container": container, "tailLines": tail_lines, "limitBytes": limit_bytes}
         if previous:
             q["previous"] = "true"
-        data = self.get_bytes(f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod)}/log", q)
+        data = self.get_bytes(f"/api/v1/namespaces/{path_segment(ns)}/pods/{path_segment(pod)}/log", q)
         return data.decode("utf-8", errors="replace")
 
 
@@ -317,11 +397,12 @@ def _transport_patch(api_client: Any, path: str, params: list[tuple[str, Any]], 
     from kubernetes.client.exceptions import ApiException
 
     headers = {"Accept": "application/json", "Content-Type": "application/merge-patch+json"}
+    deadline = time.monotonic() + timeout[1]
     if hasattr(api_client, "param_serialize"):
         method, url, hdrs, ser_body, post = api_client.param_serialize(
             "PATCH", path, query_params=params, header_params=headers, body=body, auth_settings=["BearerToken"])
         resp = api_client.call_api(method, url, header_params=hdrs, body=ser_body, post_params=post, _request_timeout=timeout)
-        data = resp.read()
+        data = _read_body(getattr(resp, "response", resp), deadline)
         if not 200 <= resp.status <= 299:
             raise _HTTPStatus(resp.status, data, resp.headers)
         return data
@@ -354,12 +435,80 @@ def _short(e: Any) -> str:
 
 
 def _retry_after(e: Any) -> Optional[float]:
+    """Seconds from a Retry-After header (delay-seconds or an HTTP-date, RFC 9110
+    10.2.3), or None when absent or unreadable: then gpuctl's own backoff applies.
+    Negative, infinite, NaN or absurd values are clamped by ``_clamp_wait``."""
     headers = getattr(e, "headers", None) or {}
     value = headers.get("Retry-After") if hasattr(headers, "get") else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
+    if value is None:
         return None
+    text = str(value).strip()
+    try:
+        return _clamp_wait(float(text))
+    except ValueError:
+        pass
+    try:
+        from email.utils import parsedate_to_datetime
+
+        when = parsedate_to_datetime(text)
+        return _clamp_wait(when.timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def _clamp_wait(seconds: float) -> float:
+    """A wait in [0, MAX_RETRY_AFTER]; NaN counts as 0."""
+    if seconds != seconds or seconds <= 0:       # NaN, negative, zero
+        return 0.0
+    return min(MAX_RETRY_AFTER, seconds)
+
+
+def _timeout(seconds: float, whole: bool = False, write: bool = False) -> ApiFailure:
+    what = "the answer did not complete" if whole else "no answer"
+    if write:
+        return ApiFailure(None, "timeout", f"{what} within {seconds:g}s: the server may or may not have applied "
+                                           f"the change")
+    return ApiFailure(None, "timeout", f"{what} within {seconds:g}s")
+
+
+def _tls_failure(e: Any) -> Optional[ApiFailure]:
+    """An ApiFailure for a TLS handshake/verification failure (never retried: it
+    will fail the same way), keeping the whole reason OpenSSL gave."""
+    import ssl
+
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        tls_error = isinstance(e, ssl.SSLError) or type(e).__name__ == "SSLError"
+        if isinstance(e, ssl.SSLCertVerificationError) or (tls_error and "CERTIFICATE_VERIFY_FAILED" in str(e)):
+            return ApiFailure(None, "unreachable", f"TLS verification of the API server failed: {_ssl_reason(e)}",
+                              "the server's certificate does not match the kubeconfig's certificate-authority "
+                              "(or server name) for this context: check certificate-authority-data and "
+                              "--context")
+        if tls_error:
+            return ApiFailure(None, "unreachable", f"TLS handshake with the API server failed: {_ssl_reason(e)}",
+                              "check the server URL's scheme and port, and the kubeconfig's TLS settings")
+        if "CertificateError" in type(e).__name__ or "hostname" in str(e).lower() and "match" in str(e).lower():
+            return ApiFailure(None, "unreachable", f"TLS verification of the API server failed: {e}",
+                              "the certificate is not valid for the server name in the kubeconfig: check "
+                              "server / tls-server-name for this context")
+        e = getattr(e, "reason", None) or e.__cause__ or e.__context__
+    return None
+
+
+def _ssl_reason(e: Any) -> str:
+    verify = getattr(e, "verify_message", None)
+    reason = getattr(e, "reason", None)
+    if verify:
+        return f"{reason or 'certificate verify failed'}: {verify}"
+    return str(e)[:500]
+
+
+def _refuse_unsafe_path(path: str) -> None:
+    """A path with a '.' or '..' segment would be cleaned by the server into
+    another resource: never sent (names are validated first; this is the second wall)."""
+    if any(seg in (".", "..") for seg in path.split("?", 1)[0].split("/")):
+        raise ApiFailure(None, "error", f"refusing to request {path[:200]!r}: it has a '.' or '..' segment")
 
 
 # k8s.io/apimachinery pkg/util/proxy/transport.go (RoundTrip): when the API server's
@@ -392,53 +541,82 @@ def _failure(status: int, e: Any, path: str) -> ApiFailure:
 # ------------------------------------------------------------------ configuration
 
 
-def _load_client(kubeconfig: Optional[str], context: Optional[str], as_user: Optional[str], token: Optional[str]):
+def _load_client(kubeconfig: Optional[str], context: Optional[str], as_user: Optional[str], token: Optional[str],
+                 timeout: float = 15.0):
+    """(context name, its namespace, ApiClient) as kubectl would choose them: the
+    files of ``--kubeconfig`` (a path list is merged, never ignored), else
+    ``KUBECONFIG``, else ``~/.kube/config``, else the in-cluster service account
+    (see collect/kubeconfig.py for the merge rules and exec plugins)."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
+    from . import kubeconfig as K
+
     cfg = client.Configuration()
-    path = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
-    paths = [p for p in path.split(os.pathsep) if p]
-    context_name = context
+    files, explicit = K.candidate_files(kubeconfig)
     namespace = None
-    try:
-        if any(os.path.exists(p) for p in paths):
-            contexts, active = config.list_kube_config_contexts(config_file=paths[0] if len(paths) == 1 else None) \
-                if len(paths) == 1 else (None, None)
-            if context and contexts is not None and context not in {c["name"] for c in contexts}:
-                names = ", ".join(sorted(c["name"] for c in contexts))
-                raise SourceError(f"context {context!r} not found in kubeconfig {paths[0]}", f"available contexts: {names}")
-            config.load_kube_config(config_file=paths[0] if len(paths) == 1 else None, context=context,
-                                    client_configuration=cfg, persist_config=False)
-            chosen = next((c for c in contexts or [] if c["name"] == context), None) if context else active
-            if chosen:
-                context_name = chosen.get("name")
-                namespace = (chosen.get("context") or {}).get("namespace")
-        elif kubeconfig:
-            raise SourceError(f"kubeconfig {kubeconfig}: no such file")
-        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+    if files:
+        kc = K.load(files)
+        context_name, ctx = K.choose_context(kc, context)
+        namespace = ctx.get("namespace") or None
+        K.resolve_exec(kc, ctx, timeout)
+        try:
+            config.load_kube_config_from_dict(kc.config, context=context_name, client_configuration=cfg,
+                                              persist_config=False)
+        except ConfigException as e:
+            raise SourceError(f"kubeconfig {kc.where}: context {context_name!r} could not be used: {e}",
+                              "check --kubeconfig/--context") from None
+        except (TypeError, ValueError, KeyError, AttributeError) as e:
+            raise SourceError(f"kubeconfig {kc.where}: context {context_name!r} has a malformed field "
+                              f"({type(e).__name__}: {e})") from None
+        except OSError as e:
+            raise SourceError(f"kubeconfig {kc.where}: a file it names could not be read: {e}") from None
+    elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+        try:
             config.load_incluster_config(client_configuration=cfg)
-            context_name = "in-cluster"
-            try:
-                with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace") as f:
-                    namespace = f.read().strip() or None
-            except OSError:
-                namespace = None
-        else:
-            raise SourceError("no kubeconfig found (KUBECONFIG, ~/.kube/config) and not running in a cluster",
-                              "pass --kubeconfig or --snapshot")
-    except ConfigException as e:
-        raise SourceError(f"kubeconfig could not be loaded: {e}", "check --kubeconfig/--context") from None
-    except (OSError, ValueError) as e:
-        raise SourceError(f"kubeconfig could not be read: {e}") from None
+        except ConfigException as e:
+            raise SourceError(f"in-cluster configuration could not be loaded: {e}") from None
+        context_name = "in-cluster"
+        try:
+            with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace") as f:
+                namespace = f.read().strip() or None
+        except OSError:
+            namespace = None
+    else:
+        raise SourceError("no kubeconfig found (KUBECONFIG, ~/.kube/config) and not running in a cluster",
+                          "pass --kubeconfig or --snapshot")
     if token:
         cfg.api_key = {"authorization": token}
         cfg.api_key_prefix = {"authorization": "Bearer"}
     cfg.retries = 0  # gpuctl retries itself, bounded, with backoff
-    api_client = client.ApiClient(cfg)
+    if not cfg.verify_ssl:
+        _warn_insecure(context_name)
+    try:
+        import warnings
+
+        with warnings.catch_warnings():       # urllib3 warns, then raises ImportError: one line is enough
+            warnings.simplefilter("ignore")
+            api_client = client.ApiClient(cfg)
+    except ImportError as e:
+        if "socks" in str(e).lower() or "SOCKS" in str(getattr(cfg, "proxy", "") or ""):
+            raise SourceError(f"the kubeconfig's proxy-url {cfg.proxy} is a SOCKS proxy, which needs the PySocks package",
+                              "pip install 'gpuctl[socks]' (or: pip install PySocks)") from None
+        raise
     if as_user:
         api_client.set_default_header("Impersonate-User", as_user)
     return context_name, namespace, api_client
+
+
+def _warn_insecure(context_name: Optional[str]) -> None:
+    """One warning for the whole command instead of urllib3's one per request."""
+    import sys
+    import warnings
+
+    from urllib3.exceptions import InsecureRequestWarning
+
+    warnings.filterwarnings("ignore", category=InsecureRequestWarning)
+    sys.stderr.write(f"gpuctl: warning: TLS verification is off for context {context_name} "
+                     f"(insecure-skip-tls-verify): the API server's identity is not checked\n")
 
 
 def gap_from(failure: ApiFailure, what: str, verb: str, resource: str, namespace: Optional[str] = None,

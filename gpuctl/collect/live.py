@@ -15,7 +15,6 @@ import difflib
 import os
 import re
 from typing import Any, Callable, Optional
-from urllib.parse import quote
 
 from ..checks.context import is_extended
 from ..errors import SourceError, TargetNotFound
@@ -25,6 +24,7 @@ from ..model.objects import Node, Pod
 from ..model.quantity import parse_quantity
 from ..model.requests import pod_requests
 from .kube import ApiFailure, KubeAPI, gap_from
+from .kube import path_segment
 
 PER_NODE_POD_QUERIES = 20     # above this many candidate nodes, one cluster-wide list is cheaper
 MAX_PLUGIN_LOG_NODES = 5
@@ -53,6 +53,8 @@ class LiveCollector:
             if e.reason == "unauthorized" and key == S.NODES:
                 raise SourceError("the cluster refused the credentials (401 Unauthorized)",
                                   "refresh your login or check --context/--token") from None
+            if e.reason == "unreachable" and key == S.NODES and e.hint:    # TLS: nothing else will be read either
+                raise _fatal(e, what) from None
             if missing_ok and e.reason == "not-found":
                 return None
             if key not in self.snap.gaps:
@@ -65,7 +67,7 @@ class LiveCollector:
 
     # ------------------------------------------------------------ the target
     def pod(self, ns: str, name: str) -> Pod:
-        path = f"/api/v1/namespaces/{quote(ns)}/pods/{quote(name)}"
+        path = f"/api/v1/namespaces/{path_segment(ns)}/pods/{path_segment(name)}"
         try:
             pod = self.api.get(path, "Pod")
         except ApiFailure as e:
@@ -92,7 +94,7 @@ class LiveCollector:
         except ApiFailure:
             pass
         try:
-            page = self.api.get_bytes(f"/api/v1/namespaces/{quote(ns)}/pods", {"limit": 500})
+            page = self.api.get_bytes(f"/api/v1/namespaces/{path_segment(ns)}/pods", {"limit": 500})
             import msgspec
 
             names = [i["metadata"]["name"] for i in msgspec.json.decode(page).get("items", [])]
@@ -109,7 +111,7 @@ class LiveCollector:
         if uid:
             sel += f",involvedObject.uid={uid}"
         items = self._try(S.EVENTS, f"list events of {kind.lower()}/{name}", "list", "events",
-                          lambda: self.api.list(f"/api/v1/namespaces/{quote(ns)}/events", "Event", {"fieldSelector": sel}),
+                          lambda: self.api.list(f"/api/v1/namespaces/{path_segment(ns)}/events", "Event", {"fieldSelector": sel}),
                           namespace=ns)
         self._add_all("Event", items)
 
@@ -186,13 +188,13 @@ class LiveCollector:
 
     def quotas(self, ns: str) -> None:
         items = self._try(S.QUOTAS, f"list resourcequotas in {ns}", "list", "resourcequotas",
-                          lambda: self.api.list(f"/api/v1/namespaces/{quote(ns)}/resourcequotas", "ResourceQuota"), namespace=ns)
+                          lambda: self.api.list(f"/api/v1/namespaces/{path_segment(ns)}/resourcequotas", "ResourceQuota"), namespace=ns)
         self._add_all("ResourceQuota", items)
 
     def pvcs(self, ns: str, names: list[str]) -> None:
         for n in names:
             pvc = self._try(S.PVCS, f"get persistentvolumeclaim {n}", "get", "persistentvolumeclaims",
-                            lambda n=n: self.api.get(f"/api/v1/namespaces/{quote(ns)}/persistentvolumeclaims/{quote(n)}",
+                            lambda n=n: self.api.get(f"/api/v1/namespaces/{path_segment(ns)}/persistentvolumeclaims/{path_segment(n)}",
                                                      "PersistentVolumeClaim"), namespace=ns, missing_ok=True)
             if pvc is None:
                 continue
@@ -200,7 +202,7 @@ class LiveCollector:
             sc_name = pvc.spec.storageClassName
             if sc_name and sc_name not in self.snap.storage_classes:
                 sc = self._try("storageclasses", f"get storageclass {sc_name}", "get", "storageclasses",
-                               lambda: self.api.get(f"/apis/storage.k8s.io/v1/storageclasses/{quote(sc_name)}", "StorageClass"),
+                               lambda: self.api.get(f"/apis/storage.k8s.io/v1/storageclasses/{path_segment(sc_name)}", "StorageClass"),
                                group="storage.k8s.io", missing_ok=True)
                 if sc is not None:
                     self.snap.add("StorageClass", sc)
@@ -209,10 +211,10 @@ class LiveCollector:
                 ns: Optional[str] = None, name: Optional[str] = None) -> None:
         """A CRD or optional API: tries each version; a 404 on all means not installed (no gap)."""
         for v in versions:
-            base = f"/apis/{group}/{v}" + (f"/namespaces/{quote(ns)}" if ns else "") + f"/{plural}"
+            base = f"/apis/{group}/{v}" + (f"/namespaces/{path_segment(ns)}" if ns else "") + f"/{plural}"
             try:
                 if name:
-                    self.snap.add(kind, self.api.get(f"{base}/{quote(name)}", kind))
+                    self.snap.add(kind, self.api.get(f"{base}/{path_segment(name)}", kind))
                 else:
                     self._add_all(kind, self.api.list(base, kind))
                 return
@@ -301,7 +303,7 @@ class LiveCollector:
         for o in pod.metadata.ownerReferences:
             if o.kind == "ReplicaSet":
                 rs = self._try("owners", f"get replicaset {o.name}", "get", "replicasets",
-                               lambda: self.api.get(f"/apis/apps/v1/namespaces/{quote(ns)}/replicasets/{quote(o.name)}", "ReplicaSet"),
+                               lambda: self.api.get(f"/apis/apps/v1/namespaces/{path_segment(ns)}/replicasets/{path_segment(o.name)}", "ReplicaSet"),
                                namespace=ns, group="apps", missing_ok=True)
                 if rs is not None:
                     rs.kind = "ReplicaSet"
@@ -334,7 +336,7 @@ def _fatal(e: ApiFailure, what: str) -> SourceError:
     if e.reason == "forbidden":
         return SourceError(f"{what}: forbidden ({e.message})", _rbac_hint(e.message, what.split()[0]))
     if e.reason == "unreachable":
-        return SourceError(f"cannot reach the API server: {e.message}", "check the network/VPN and --context")
+        return SourceError(f"cannot reach the API server: {e.message}", e.hint or "check the network/VPN and --context")
     if e.reason == "timeout":
         return SourceError(f"{what}: {e.message}", "raise --request-timeout or check the API server")
     return SourceError(f"{what}: {e.message}")
@@ -455,7 +457,7 @@ def collect_for_workload(api: KubeAPI, ns: str, alias: str, name: str) -> S.Snap
     if kind == "Deployment":
         c.generic("owners", "apps", ("v1",), "replicasets", "ReplicaSet", ns=ns)
     items = c._try(S.PODS, f"list pods in {ns}", "list", "pods",
-                   lambda: c.api.list(f"/api/v1/namespaces/{quote(ns)}/pods", "Pod"), namespace=ns)
+                   lambda: c.api.list(f"/api/v1/namespaces/{path_segment(ns)}/pods", "Pod"), namespace=ns)
     c._add_all("Pod", items)
     pods = pods_of(c.snap, obj, alias)
     c.snap.pods = {p.key: p for p in pods}
@@ -488,7 +490,7 @@ def collect_for_node(api: KubeAPI, name: str, dcgm_url: Optional[str] = None,
     (same instance type or GPU product) and its DCGM metrics."""
     c = LiveCollector(api)
     try:
-        node = api.get(f"/api/v1/nodes/{quote(name)}", "Node")
+        node = api.get(f"/api/v1/nodes/{path_segment(name)}", "Node")
     except ApiFailure as e:
         if e.reason == "not-found":
             raise TargetNotFound(f'node "{name}" not found', c._suggest_node(name)) from None
@@ -532,7 +534,7 @@ def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Opt
         raise _fatal(ApiFailure(None, c.snap.gaps[S.NODES].reason, c.snap.gaps[S.NODES].detail), "list nodes")
     c._add_all("Node", items)
     say(f"reading Pending pods ({len(c.snap.nodes)} nodes)")
-    pending_path = f"/api/v1/namespaces/{quote(namespace)}/pods" if namespace and for_pending else "/api/v1/pods"
+    pending_path = f"/api/v1/namespaces/{path_segment(namespace)}/pods" if namespace and for_pending else "/api/v1/pods"
     pending = c._try("pending-pods", "list Pending pods", "list", "pods",
                      lambda: api.list(pending_path, "Pod", {"fieldSelector": "status.phase=Pending,spec.nodeName="}),
                      namespace=namespace if for_pending else None)
@@ -547,13 +549,13 @@ def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Opt
     if not for_pending:
         return c.snap
     say("reading scheduler and autoscaler events")
-    ev_path = f"/api/v1/namespaces/{quote(namespace)}/events" if namespace else "/api/v1/events"
+    ev_path = f"/api/v1/namespaces/{path_segment(namespace)}/events" if namespace else "/api/v1/events"
     for reason in AUTOSCALER_REASONS:
         ev = c._try(S.EVENTS, f"list {reason} events", "list", "events",
                     lambda reason=reason: api.list(ev_path, "Event", {"fieldSelector": f"involvedObject.kind=Pod,reason={reason}"}),
                     namespace=namespace)
         c._add_all("Event", ev)
-    quota_path = f"/api/v1/namespaces/{quote(namespace)}/resourcequotas" if namespace else "/api/v1/resourcequotas"
+    quota_path = f"/api/v1/namespaces/{path_segment(namespace)}/resourcequotas" if namespace else "/api/v1/resourcequotas"
     c._add_all("ResourceQuota", c._try(S.QUOTAS, "list resourcequotas", "list", "resourcequotas",
                                        lambda: api.list(quota_path, "ResourceQuota"), namespace=namespace))
     gpu_nodes, log_nodes = plugin_log_nodes(c.snap)
@@ -567,7 +569,7 @@ def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Opt
         for ns in namespaces:
             c._add_all("PersistentVolumeClaim", c._try(S.PVCS, f"list persistentvolumeclaims in {ns}", "list",
                                                        "persistentvolumeclaims",
-                                                       lambda ns=ns: api.list(f"/api/v1/namespaces/{quote(ns)}/persistentvolumeclaims",
+                                                       lambda ns=ns: api.list(f"/api/v1/namespaces/{path_segment(ns)}/persistentvolumeclaims",
                                                                               "PersistentVolumeClaim"), namespace=ns))
         c._add_all("StorageClass", c._try("storageclasses", "list storageclasses", "list", "storageclasses",
                                           lambda: api.list("/apis/storage.k8s.io/v1/storageclasses", "StorageClass"),
@@ -591,7 +593,7 @@ def collect_nodes(api: KubeAPI, names: Optional[list[str]] = None, selector: Opt
         if names:
             for n in names:
                 try:
-                    c.snap.add("Node", api.get(f"/api/v1/nodes/{quote(n)}", "Node"))
+                    c.snap.add("Node", api.get(f"/api/v1/nodes/{path_segment(n)}", "Node"))
                 except ApiFailure as e:
                     if e.reason != "not-found":
                         raise
@@ -617,7 +619,7 @@ def probes_from_pods(api: KubeAPI, namespace: str, selector: str, tail_lines: in
 
     out: dict[str, dict] = {}
     try:
-        pods = api.list(f"/api/v1/namespaces/{quote(namespace)}/pods", "Pod", {"labelSelector": selector})
+        pods = api.list(f"/api/v1/namespaces/{path_segment(namespace)}/pods", "Pod", {"labelSelector": selector})
     except ApiFailure:
         return out
     for p in pods:
