@@ -372,11 +372,9 @@ def _tls_server(tmp_path):
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
                     "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
                    check=True, capture_output=True)
-    srv = SnapshotAPIServer(list(iter_raw_objects(DEMO))).start()
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(str(cert), str(key))
-    srv._httpd.socket = ctx.wrap_socket(srv._httpd.socket, server_side=True)
-    return srv
+    return SnapshotAPIServer(list(iter_raw_objects(DEMO)), tls=ctx).start()
 
 
 def test_tls_verification_failure_keeps_the_reason_and_points_at_the_ca(cli, tmp_path):
@@ -384,13 +382,21 @@ def test_tls_verification_failure_keeps_the_reason_and_points_at_the_ca(cli, tmp
     try:
         kc = srv.write_kubeconfig(str(tmp_path / "kc"), context="incident")
         cfg = json.loads(open(kc).read())
-        cfg["clusters"][0]["cluster"]["server"] = srv.url.replace("http://", "https://")
-        open(kc, "w").write(json.dumps(cfg))
+        assert cfg["clusters"][0]["cluster"]["server"].startswith("https://")
         r = cli("nodes", "capacity", "--kubeconfig", kc)
         line = _one_line(r.err)
         assert r.code == 4
         assert "certificate verify failed" in line and "self-signed certificate" in line
         assert "certificate-authority" in line and "VPN" not in line
+
+        # the right CA, named relative to the kubeconfig's own directory (kubectl resolves it there)
+        sub = tmp_path / "conf"
+        sub.mkdir()
+        cfg["clusters"][0]["cluster"]["certificate-authority"] = "../cert.pem"
+        (sub / "kc").write_text(json.dumps(cfg))
+        r = cli("nodes", "capacity", "--kubeconfig", str(sub / "kc"), "-o", "json")
+        assert r.code == 0 and r.err == "", r.err
+        del cfg["clusters"][0]["cluster"]["certificate-authority"]
 
         cfg["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
         open(kc, "w").write(json.dumps(cfg))

@@ -1367,7 +1367,10 @@ class SnapshotAPIServer:
         version: str = DEFAULT_VERSION,
         served: Iterable[str] = (),
         metrics: Mapping[str, str] | None = None,
+        tls: Any = None,
     ) -> None:
+        """``tls``: an ``ssl.SSLContext`` (server side) to serve HTTPS instead of HTTP."""
+        self._tls = tls
         self._store = _Store(objects, served)
         self._logs = dict(logs or {})
         self._metrics = dict(metrics or {})
@@ -1394,6 +1397,8 @@ class SnapshotAPIServer:
             return self
         self._stop.clear()
         self._httpd = _HTTPServer(("127.0.0.1", 0), self)
+        if self._tls is not None:
+            self._httpd.socket = self._tls.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
             name=f"snapshot-apiserver-{self.port}", daemon=True,
@@ -1428,7 +1433,7 @@ class SnapshotAPIServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self._tls is not None else 'http'}://127.0.0.1:{self.port}"
 
     # -- test controls -------------------------------------------------------
 
