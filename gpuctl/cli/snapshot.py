@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
-from .common import AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, TimeoutOpt, TokenOpt, set_debug
+from .common import AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, TimeoutOpt, TokenOpt, _namespace, set_debug
 
 app = typer.Typer(help="Offline snapshots of a cluster for diagnosis later or elsewhere.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -15,10 +15,10 @@ app = typer.Typer(help="Offline snapshots of a cluster for diagnosis later or el
 @app.command("save")
 def save(
     file: Annotated[str, typer.Argument(help="Where to write: NAME.tar.gz for a bundle, or a directory path.", show_default=False)],
-    namespace: Annotated[Optional[str], typer.Option("--namespace", "-n", help="Collect namespaced objects of this namespace only (nodes are always collected).", show_default=False)] = None,
+    namespace: Annotated[Optional[str], typer.Option("--namespace", "-n", help="Collect namespaced objects of this namespace only (nodes are always collected).", show_default=False, callback=_namespace)] = None,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Collect every namespace (the default unless -n is given).")] = False,
     no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep env values, last-applied annotations, ConfigMap data and tokens in logs.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Replace FILE if it exists.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace FILE if it is a previous gpuctl bundle (never anything else).")] = False,
     snapshot: Annotated[Optional[str], typer.Option("--snapshot", help="Re-bundle (and redact) an existing snapshot or kubectl dump instead of reading the cluster.", show_default=False)] = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -32,13 +32,23 @@ def save(
     import sys
 
     from ..collect import bundle
+    from ..render.safe import clean
 
     opts = Common(kubeconfig, context, namespace, request_timeout=request_timeout, as_user=as_user, token=token)
-    if snapshot:
-        report = bundle.save_offline(snapshot, file, redact=not no_redact, force=force)
-    else:
-        ns = None if all_namespaces or not namespace else namespace
-        report = bundle.save_live(opts.api(), file, ns, redact=not no_redact, force=force)
+    try:
+        if snapshot:
+            report = bundle.save_offline(snapshot, file, redact=not no_redact, force=force)
+        else:
+            bundle.check_destination(file, force)      # before the kubeconfig is read or anything requested
+            ns = None if all_namespaces or not namespace else namespace
+            report = bundle.save_live(opts.api(), file, ns, redact=not no_redact, force=force)
+    except (bundle.Interrupted, KeyboardInterrupt) as e:
+        how = f"terminated by {e.signal_name}" if isinstance(e, bundle.Interrupted) else "interrupted"
+        if getattr(e, "written", False):     # the signal came during the final rename: the bundle is complete
+            sys.stderr.write(f"gpuctl: error: {how} after {clean(file)} was written\n")
+        else:
+            sys.stderr.write(f"gpuctl: error: {how}; the partial bundle was removed and {clean(file)} left as it was\n")
+        raise
     for line in bundle.describe(report):
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(clean(line) + "\n")   # names and messages from the server: no escape sequences
     return 0

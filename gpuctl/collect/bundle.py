@@ -6,20 +6,30 @@ device-plugin and failing GPU pods' logs under ``logs/``; ``snapshot.json`` with
 capturedAt, the context and what could not be collected.
 
 Bundles get pasted into tickets, so by default they are redacted: env ``value``s
-(except NVIDIA_*/CUDA_* that the CUDA checks read), the last-applied-configuration
-annotation, ConfigMap data other than device-plugin configs, and tokens in logs.
-Secrets are never collected.
+(except the CUDA runtime variables in KEEP_ENV), secret-looking flags in container
+arguments, the last-applied-configuration annotation, ConfigMap data other than the
+GPU stack's own, Secret data wherever it sits, and credentials in logs. Secrets are
+never collected.
+
+The bundle is built beside the destination and renamed into place, so an
+interrupted save leaves no half bundle and keeps the previous one; ``--force``
+replaces only a previous gpuctl bundle. Names sent by the server (namespaces, pods,
+containers, nodes, kinds) become file names only when they are valid Kubernetes
+names, and every path is checked to lie inside the bundle.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import re
 import shutil
+import signal
 import tarfile
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
@@ -28,23 +38,27 @@ import msgspec
 
 from .. import __version__
 from ..errors import SourceError, UsageError
+from ..model import names as N
 from ..model import objects as O
 from ..model import snapshot as S
 
 REDACTED = "REDACTED"
-KEEP_ENV_PREFIXES = ("NVIDIA_", "CUDA_")
+SCHEMA = "gpuctl/snapshot/v1"
+# Env values kept by redaction: the NVIDIA container runtime's documented variables,
+# configuration and never credentials. The CUDA checks read NVIDIA_REQUIRE_CUDA,
+# CUDA_VERSION and NVIDIA_DISABLE_REQUIRE (gpuctl/knowledge/cuda.py); the others say
+# which GPUs and capabilities a container asked the runtime for. Everything else
+# (NVIDIA_API_KEY included) is redacted.
+KEEP_ENV = frozenset({
+    "NVIDIA_REQUIRE_CUDA", "CUDA_VERSION", "NVIDIA_DISABLE_REQUIRE",
+    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_MIG_CONFIG_DEVICES",
+    "NVIDIA_MIG_MONITOR_DEVICES", "CUDA_VISIBLE_DEVICES", "NVIDIA_DRIVER_VERSION", "NVIDIA_PRODUCT_NAME",
+    "CUDA_DRIVER_VERSION",
+})
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-DEVICE_PLUGIN_CONFIG_HINTS = ("device-plugin", "time-slicing", "timeslicing", "mig-parted", "mps", "gpu-feature-discovery")
 LOG_TAIL_LINES = 400
 MAX_LOG_PODS = 50
 MAX_METRICS_NODES = 32   # DCGM scrapes through the API server's proxy are not free on a 5,000-node cluster
-_TOKEN_PATTERNS = [
-    (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9\-._~+/]+=*"), r"\1" + REDACTED),
-    (re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), REDACTED),
-    (re.compile(r"AKIA[0-9A-Z]{16}"), REDACTED),
-    (re.compile(r"(?i)\b(password|passwd|secret|token|api[_-]?key|access[_-]?key)(\s*[=:]\s*|\"\s*:\s*\")([^\s\"',;]+)"),
-     r"\1\2" + REDACTED),
-]
 
 # (file stem, API path template, kind, namespaced). Secrets are deliberately absent.
 COLLECT: list[tuple[str, str, str, bool]] = [
@@ -105,61 +119,188 @@ def _resource_of(template: str) -> tuple[str, str]:
 
 # ------------------------------------------------------------------ redaction
 
-
-def _redact_env(containers: Any) -> None:
-    for c in containers or []:
-        if not isinstance(c, dict):
-            continue
-        for e in c.get("env") or []:
-            if isinstance(e, dict) and "value" in e and not str(e.get("name", "")).startswith(KEEP_ENV_PREFIXES):
-                e["value"] = REDACTED
-
-
-def _redact_pod_spec(spec: Any) -> None:
-    if isinstance(spec, dict):
-        for key in ("containers", "initContainers", "ephemeralContainers"):
-            _redact_env(spec.get(key))
-
-
-def _walk_templates(obj: Any) -> Iterator[dict]:
-    """Every pod spec inside a workload (spec.template.spec, jobTemplate, replicaSpecs, …)."""
-    if isinstance(obj, dict):
-        if isinstance(obj.get("containers"), list):
-            yield obj
-        for v in obj.values():
-            yield from _walk_templates(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from _walk_templates(v)
+# Words that make a variable, key or flag name secret-looking, matched against each
+# word of the name (split at '_', '-', '.' and camelCase): a word that *ends* with one
+# (HF_TOKEN, hfToken, AWSSecretKey, DB_PASSWORD), or KEY after one of _KEY_QUALIFIERS
+# (OPENAI_API_KEY, access-key). Names with a word of _NOT_SECRET (max_tokens,
+# secret_name, TOKEN_FILE, token_count) name something about a secret, not the secret.
+_SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "credential", "credentials", "apikey",
+                   "accesskey", "privatekey", "secretkey", "signature", "sessionkey")
+_KEY_QUALIFIERS = frozenset({"api", "access", "private", "secret", "session", "signing", "encryption", "master",
+                             "account", "storage", "client", "auth"})
+_NOT_SECRET = frozenset({"name", "names", "file", "files", "path", "dir", "ref", "type", "kind", "count", "max",
+                         "min", "num", "total", "limit", "limits", "length", "len", "size", "ttl", "expiry",
+                         "expires", "expiration", "lifetime", "url", "uri", "endpoint", "header", "usage", "used",
+                         "per", "budget", "rate", "format", "namespace", "mount", "volume", "keyref"})
+# values that are not credentials even after a secret-looking name
+_NOT_A_VALUE = re.compile(r"(?i)(true|false|null|none|nil|yes|no|\*+|redacted|<redacted>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?"
+                          r"|\$\([A-Za-z_][A-Za-z0-9_]*\))\Z")
+_WORDS = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
 
-def redact_object(obj: dict[str, Any]) -> dict[str, Any]:
-    md = obj.get("metadata")
-    if isinstance(md, dict):
-        ann = md.get("annotations")
-        if isinstance(ann, dict) and LAST_APPLIED in ann:
-            ann[LAST_APPLIED] = REDACTED
-    kind = obj.get("kind")
-    if kind == "ConfigMap" and not is_device_plugin_config(obj):
-        for key in ("data", "binaryData"):
-            if isinstance(obj.get(key), dict):
-                obj[key] = {k: REDACTED for k in obj[key]}
-    for spec in _walk_templates(obj.get("spec")):
-        _redact_pod_spec(spec)
-    return obj
+def is_secret_name(name: str) -> bool:
+    """Does a variable, key or flag name look like it holds a credential?"""
+    words = [w.lower() for w in _WORDS.split(name) if w]
+    if not words or any(w in _NOT_SECRET for w in words):
+        return False
+    for i, w in enumerate(words):
+        if w.endswith(_SECRET_ENDINGS):
+            return True
+        if w == "key" and i and words[i - 1] in _KEY_QUALIFIERS:
+            return True
+    return False
 
 
-def is_device_plugin_config(cm: dict[str, Any]) -> bool:
-    md = cm.get("metadata") or {}
-    name = str(md.get("name", "")).lower()
-    labels = md.get("labels") or {}
-    return any(h in name for h in DEVICE_PLUGIN_CONFIG_HINTS) or "nvidia-device-plugin" in str(labels.get("app.kubernetes.io/name", ""))
+def _kv(m: re.Match[str]) -> str:
+    if not is_secret_name(m.group("key")) or _NOT_A_VALUE.match(m.group("val")):
+        return m.group(0)
+    return m.group(0)[: m.start("val") - m.start(0)] + REDACTED
+
+
+# Credentials in free text (logs, container arguments), most specific first.
+_TOKEN_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
+    # PEM private keys
+    (re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S),
+     r"-----BEGIN \1PRIVATE KEY-----" + REDACTED + r"\2"),
+    # tokens recognisable by their prefix: GitHub, Hugging Face, OpenAI/Anthropic, NGC, Slack, AWS key IDs, JWTs
+    (re.compile(r"(?<![A-Za-z0-9_\-])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|hf_[A-Za-z0-9]{30,}"
+                r"|sk-[A-Za-z0-9_\-]{20,}|nvapi-[A-Za-z0-9_\-]{20,}|xox[abposr]-[A-Za-z0-9\-]{10,}"
+                r"|(?:AKIA|ASIA)[0-9A-Z]{16})\b"), REDACTED),
+    (re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), REDACTED),
+    # Authorization / Proxy-Authorization headers: the credential after the scheme
+    (re.compile(r"(?i)(\b(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?)"
+                r"((?:basic|bearer|digest|negotiate|token|apikey|sharedkey|aws4-hmac-sha256)\s+)?[^\s\"'\\,;]+"),
+     r"\1\2" + REDACTED),
+    # a bearer token elsewhere (prose such as "the bearer of" is left alone)
+    (re.compile(r"(?i)(\bbearer\s+)(?:(?=[A-Za-z0-9\-._~+/]*[0-9\-._~+/])[A-Za-z0-9\-._~+/]{8,}|[A-Za-z]{20,})=*"),
+     r"\1" + REDACTED),
+    # user:password@ in URLs
+    (re.compile(r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://)([^/\s:@'\"]+):([^/\s@'\"]+)@"), r"\1\2:" + REDACTED + "@"),
+    # --password VALUE, --token=VALUE, -api-key VALUE
+    (re.compile(r"(?<![A-Za-z0-9_\-])(?P<key>--?[A-Za-z][A-Za-z0-9_.\-]*)(?:=|[ \t]+)(?P<val>(?!-)[^\s\"']+)"), _kv),
+    # NAME=value, NAME: value, "name": "value", name = 'value' (any secret-looking NAME, prefixes included)
+    (re.compile(r"(?<![A-Za-z0-9_.\-])(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)\\?[\"']?[ \t]*[=:][ \t]*(?P<open>\\?[\"'])?"
+                r"(?P<val>(?(open)[^\"'\\\n]+|[^\s\"'\\,;&=:}\])][^\s\"'\\,;&}\])]*))"), _kv),
+]
 
 
 def redact_log(text: str) -> str:
+    """Credentials in free text replaced by REDACTED (what is redacted: docs/snapshots.md)."""
     for rx, repl in _TOKEN_PATTERNS:
         text = rx.sub(repl, text)
     return text
+
+
+def _flag_name(arg: str) -> Optional[str]:
+    m = re.fullmatch(r"--?([A-Za-z][A-Za-z0-9_.\-]*)", arg)
+    return m.group(1) if m else None
+
+
+def _redact_args(args: list[Any]) -> None:
+    """Container command/args: ``--token VALUE`` (two items), ``--token=VALUE`` and
+    credentials inside a shell line; ``--max-tokens 512`` is left alone."""
+    secret_flag = False
+    for i, a in enumerate(args):
+        if not isinstance(a, str):
+            secret_flag = False
+            continue
+        if secret_flag and not a.startswith("-") and not _NOT_A_VALUE.match(a):
+            args[i] = REDACTED
+            secret_flag = False
+            continue
+        flag = _flag_name(a)
+        secret_flag = bool(flag and is_secret_name(flag))
+        if not secret_flag:
+            args[i] = redact_log(a)
+
+
+def _redact_env(env: list[Any]) -> None:
+    for e in env:
+        if isinstance(e, dict) and "value" in e and e.get("name") not in KEEP_ENV:
+            e["value"] = REDACTED
+
+
+def redact_object(obj: dict[str, Any]) -> dict[str, Any]:
+    """Redact in place, walking the whole object (pod specs sit in ``spec``,
+    ``spec.template``, ``spec.jobTemplate.spec.template``, replicaSpecs, a
+    PodTemplate's top-level ``template``, or anywhere in a kind gpuctl does not know):
+    every ``env`` list, container ``command``/``args``, last-applied annotations,
+    Secret data and ConfigMap data other than the GPU stack's own."""
+    stack: list[Any] = [obj]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        md = node.get("metadata")
+        if isinstance(md, dict):
+            ann = md.get("annotations")
+            if isinstance(ann, dict) and LAST_APPLIED in ann:
+                ann[LAST_APPLIED] = REDACTED
+        kind = node.get("kind")
+        if kind == "Secret" or (kind == "ConfigMap" and not is_gpu_stack_config(node)):
+            for key in ("data", "binaryData", "stringData"):
+                if isinstance(node.get(key), dict):
+                    node[key] = {k: REDACTED for k in node[key]}
+        if isinstance(node.get("env"), list):
+            _redact_env(node["env"])
+        for key in ("command", "args"):
+            if isinstance(node.get(key), list):
+                _redact_args(node[key])
+        stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+    return obj
+
+
+# Namespaces that belong to the GPU stack alone: those device_plugins.yaml names,
+# less the shared ones (kube-system hosts the static plugin, and aws-auth too).
+_SHARED_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", "default"})
+# Helm charts / app names of the GPU stack (the nvidia-device-plugin chart's labels)
+_GPU_STACK_APPS = frozenset({"nvidia-device-plugin", "gpu-operator", "gpu-feature-discovery", "nvidia-dcgm-exporter",
+                             "dcgm-exporter", "nvidia-mig-manager"})
+_GPU_STACK_CHARTS = ("nvidia-device-plugin-", "gpu-operator-")
+
+
+def _gpu_stack_namespaces() -> frozenset[str]:
+    from ..knowledge import catalog
+
+    return frozenset(ns for k in catalog.device_plugin_selectors() for ns in k.namespaces
+                     if ns not in _SHARED_NAMESPACES and ns != "*")
+
+
+def _gpu_stack_daemonsets() -> frozenset[str]:
+    from ..knowledge import catalog
+
+    return frozenset(k.daemonset for k in catalog.device_plugin_selectors() if k.daemonset and "<" not in k.daemonset)
+
+
+def is_gpu_stack_config(cm: dict[str, Any]) -> bool:
+    """A ConfigMap of the GPU stack itself (device-plugin, time-slicing, MIG
+    configs), whose data is kept: in a namespace that only the GPU Operator or
+    device plugin uses; labelled by the nvidia-device-plugin / gpu-operator Helm
+    charts; or owned by a ClusterPolicy (GPU Operator) or a device-plugin DaemonSet.
+    Not because of its name: an ``mps-config`` in a team's namespace is the team's."""
+    md = cm.get("metadata")
+    if not isinstance(md, dict):
+        return False
+    if md.get("namespace") in _gpu_stack_namespaces():
+        return True
+    labels = md.get("labels")
+    if isinstance(labels, dict):
+        if labels.get("app.kubernetes.io/name") in _GPU_STACK_APPS:
+            return True
+        if str(labels.get("helm.sh/chart", "")).startswith(_GPU_STACK_CHARTS):
+            return True
+    for ref in md.get("ownerReferences") or []:
+        if not isinstance(ref, dict):
+            continue
+        api_version, kind, name = str(ref.get("apiVersion", "")), ref.get("kind"), str(ref.get("name", ""))
+        if kind in ("ClusterPolicy", "NVIDIADriver") and api_version.startswith("nvidia.com/"):
+            return True
+        if kind == "DaemonSet" and (name in _gpu_stack_daemonsets() or name.endswith("-nvidia-device-plugin")):
+            return True
+    return False
 
 
 def strip_managed(obj: dict[str, Any]) -> dict[str, Any]:
@@ -196,37 +337,341 @@ class _ListWriter:
         self.n += 1
 
     def close(self) -> None:
+        if self.f.closed:
+            return
         self.f.write("\n]}\n")
         self.f.close()
 
 
-def _prepare_dest(dest: str, force: bool) -> tuple[Path, bool]:
-    p = Path(dest)
-    tarball = p.name.endswith((".tar.gz", ".tgz"))
-    if p.exists() and not force:
-        raise UsageError(f"{dest} already exists", "choose another name or pass --force to replace it")
-    return p, tarball
+class _Outside(Exception):
+    """A path that would leave the bundle (the second wall behind name validation)."""
 
 
-def _finish(work: Path, dest: Path, tarball: bool, force: bool) -> None:
-    if tarball:
-        tmp = dest.with_name(dest.name + ".partial")
-        with tarfile.open(tmp, "w:gz") as tf:
-            top = dest.name[: -len(".tar.gz")] if dest.name.endswith(".tar.gz") else dest.stem
-            for f in sorted(work.rglob("*")):
-                if f.is_file():
-                    tf.add(f, arcname=f"{top}/{f.relative_to(work).as_posix()}")
-        if force and dest.exists():
-            dest.unlink() if dest.is_file() else shutil.rmtree(dest)
-        os.replace(tmp, dest)
-    else:
-        if force and dest.exists():
-            shutil.rmtree(dest) if dest.is_dir() else dest.unlink()
-        shutil.move(str(work), str(dest))
+def _inside(root: Path, *parts: str) -> Path:
+    """``root/parts…``, refused unless it resolves to a path inside ``root``."""
+    base = root.resolve()
+    p = base.joinpath(*parts).resolve()
+    if p == base or base not in p.parents:
+        raise _Outside("/".join(parts))
+    return p
+
+
+def _show(value: Any) -> str:
+    return str(value)[:100]
+
+
+# ------------------------------------------------------------------ the destination
+
+_TEMP_PREFIX = "gpuctl-snapshot-"
+_BUNDLE_FILE = re.compile(r"[a-z0-9][a-z0-9-]*\.json\Z")        # nodes.json, kueue-workloads.json, …
+_BUNDLE_FOLDERS = {"logs": (3, ".log"), "metrics": (1, ".prom"), "probes": (1, ".json")}   # depth of files, suffix
+_MAX_META_BYTES = 16 * 1024 * 1024
+_MAX_SCANNED_MEMBERS = 200_000
+
+
+@dataclass
+class _Target:
+    path: Path        # absolute, not resolved (a symbolic link is refused, never followed)
+    shown: str        # as the user wrote it
+    tarball: bool
+    force: bool
+
+    @property
+    def parent(self) -> Path:
+        return self.path.parent
+
+    def refuse(self, why: str) -> UsageError:
+        return UsageError(f"refusing to replace {self.shown}: {why}", "nothing was changed")
+
+    def check(self) -> None:
+        """Raise UsageError unless a bundle may be written at this path: its folder
+        exists and is writable, and whatever is there is a previous gpuctl bundle
+        that --force may replace."""
+        parent = self.parent
+        if not parent.exists():
+            raise UsageError(f"cannot write {self.shown}: the folder {parent} does not exist",
+                             "create it first or choose another path")
+        if not parent.is_dir():
+            raise UsageError(f"cannot write {self.shown}: {parent} is not a directory", "choose another path")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"cannot write {self.shown}: the folder {parent} is not writable", "choose another path")
+        if not os.path.lexists(self.path):
+            return
+        real = self.path.resolve()
+        if real.parent == real:
+            raise self.refuse("it is the root directory")
+        home = Path(os.path.expanduser("~")).resolve()
+        if real == home:
+            raise self.refuse("it is your home directory")
+        if real in home.parents:
+            raise self.refuse("it contains your home directory")
+        try:
+            cwd = Path.cwd().resolve()
+        except OSError:          # the current directory was deleted: nothing there to protect
+            cwd = Path("/nonexistent-cwd")
+        if real == cwd or real in cwd.parents:
+            raise self.refuse("it is the current directory or contains it")
+        if not self.force:
+            raise UsageError(f"{self.shown} already exists", "choose another name or pass --force to replace it")
+        if self.path.is_symlink():
+            raise self.refuse("it is a symbolic link; --force replaces only a gpuctl bundle")
+        why = _tarball_problem(self.path) if self.tarball else _bundle_dir_problem(self.path)
+        if why:
+            raise self.refuse(f"not a gpuctl bundle ({why}); --force replaces only a bundle written by snapshot save")
+
+
+def _meta_problem(data: bytes) -> Optional[str]:
+    try:
+        meta = json.loads(data)
+    except ValueError:
+        return "its snapshot.json is not JSON"
+    if not isinstance(meta, dict) or meta.get("schema") != SCHEMA:
+        return f'its snapshot.json has no "schema": "{SCHEMA}"'
+    return None
+
+
+def _bundle_dir_problem(d: Path) -> Optional[str]:
+    """Why the directory ``d`` is not a gpuctl bundle directory (None: it is one): a
+    snapshot.json with the schema at its top, and nothing but List JSON files,
+    logs/, metrics/ and probes/."""
+    if not d.is_dir():
+        return "a file, where a directory bundle goes; a tarball needs a .tar.gz or .tgz name"
+    meta = d / "snapshot.json"
+    if meta.is_symlink() or not meta.is_file():
+        return f"no snapshot.json with schema {SCHEMA} at its top"
+    if meta.stat().st_size > _MAX_META_BYTES:
+        return "its snapshot.json is too large"
+    why = _meta_problem(meta.read_bytes())
+    if why:
+        return why
+    seen = 0
+    for entry in os.scandir(d):
+        if entry.name == "snapshot.json":
+            continue
+        if entry.name in _BUNDLE_FOLDERS and entry.is_dir(follow_symlinks=False):
+            depth, suffix = _BUNDLE_FOLDERS[entry.name]
+            for root, dirs, files in os.walk(entry.path):
+                level = len(Path(root).relative_to(entry.path).parts)
+                seen += len(dirs) + len(files)
+                if seen > _MAX_SCANNED_MEMBERS:
+                    return "it holds too many files"
+                odd = [f for f in files if level != depth - 1 or not f.endswith(suffix)]
+                odd += [x for x in dirs if level >= depth - 1 or os.path.islink(os.path.join(root, x))]
+                if odd:
+                    return f"it holds {Path(root, odd[0]).relative_to(d).as_posix()}, which snapshot save does not write"
+            continue
+        if entry.is_file(follow_symlinks=False) and _BUNDLE_FILE.match(entry.name):
+            continue
+        return f"it holds {entry.name}, which snapshot save does not write"
+    return None
+
+
+def _tarball_problem(f: Path) -> Optional[str]:
+    """Why the file ``f`` is not a gpuctl bundle tarball (None: it is one): it must
+    hold ``snapshot.json`` or ``TOP/snapshot.json`` with the schema. Only member
+    headers are read (and that one member), stopping at snapshot.json, which
+    snapshot save writes first."""
+    if not f.is_file():
+        return "a directory, where a .tar.gz bundle goes" if f.is_dir() else "not a regular file"
+    top = None
+    try:
+        with tarfile.open(f, mode="r|*") as tf:
+            for i, m in enumerate(tf):
+                if i >= _MAX_SCANNED_MEMBERS:
+                    break
+                parts = [x for x in m.name.split("/") if x not in ("", ".")]
+                top = parts[0] if top is None and parts else top
+                rel = parts[1:] if parts and parts[0] == top else None
+                if rel == ["snapshot.json"] and m.isfile():
+                    if m.size > _MAX_META_BYTES:
+                        return "its snapshot.json is too large"
+                    data = tf.extractfile(m)
+                    return _meta_problem(data.read()) if data is not None else "its snapshot.json cannot be read"
+                if rel is None or not _bundle_member(rel, m.isdir()):
+                    return f"it holds {m.name[:200]}, which snapshot save does not write"   # stop early: not ours
+    except (tarfile.TarError, OSError, EOFError, ValueError) as e:
+        return f"not a readable tarball: {e}"
+    return "no snapshot.json member"
+
+
+def _bundle_member(rel: list[str], is_dir: bool) -> bool:
+    """Is TOP/``rel`` something snapshot save writes into a tarball?"""
+    if not rel:
+        return is_dir
+    if len(rel) == 1 and not is_dir:
+        return bool(_BUNDLE_FILE.match(rel[0]))
+    if rel[0] not in _BUNDLE_FOLDERS or ".." in rel:
+        return False
+    depth, suffix = _BUNDLE_FOLDERS[rel[0]]
+    inner = len(rel) - 1
+    return inner < depth if is_dir else (inner == depth and rel[-1].endswith(suffix))
+
+
+def check_destination(dest: str, force: bool) -> None:
+    """Fail (UsageError, exit 2) before anything is collected when ``dest`` cannot
+    take a bundle: its folder is missing or read-only, or something other than a
+    previous gpuctl bundle is there (--force replaces only that)."""
+    _target(dest, force).check()
+
+
+def _target(dest: str, force: bool) -> _Target:
+    if not dest or "\0" in dest:
+        raise UsageError("FILE must be a path", "for example incident.tar.gz or a new directory name")
+    path = Path(os.path.abspath(dest))
+    return _Target(path, dest, path.name.endswith((".tar.gz", ".tgz")), force)
+
+
+class Interrupted(SystemExit):
+    """SIGTERM (or SIGHUP) during a save: a SystemExit, so no ``except Exception``
+    on the way swallows it and every ``finally`` runs."""
+
+    def __init__(self, signum: int):
+        super().__init__(128 + signum)
+        self.signum = signum
+        self.signal_name = signal.Signals(signum).name
+
+
+class _SignalGuard:
+    """For the duration of a save, SIGINT raises KeyboardInterrupt and SIGTERM/SIGHUP
+    raise Interrupted, so the ``finally`` that removes the temporary files runs;
+    inside :meth:`deferred` (the final renames and the cleanup itself) a signal is
+    held and raised when the block ends. The previous handlers are restored."""
+
+    SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+    def __init__(self) -> None:
+        self.previous: dict[int, Any] = {}
+        self.pending: Optional[int] = None
+        self.holding = 0
+        self.written = False      # the new bundle is in place: a held signal no longer undoes anything
+
+    def __enter__(self) -> "_SignalGuard":
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                prev = signal.getsignal(sig)
+                if prev is signal.SIG_IGN:          # nohup, or a parent that asked us to ignore it
+                    continue
+                self.previous[sig] = prev
+                signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, prev in self.previous.items():
+            signal.signal(sig, prev if prev is not None else signal.SIG_DFL)
+        self.previous.clear()
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.holding:
+            self.pending = self.pending or signum
+            return
+        self._raise(signum)
+
+    def _raise(self, signum: int) -> None:
+        e: BaseException = KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+        e.written = self.written  # type: ignore[attr-defined]
+        raise e
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        self.holding += 1
+        try:
+            yield
+        finally:
+            self.holding -= 1
+        if not self.holding and self.pending:
+            signum, self.pending = self.pending, None
+            self._raise(signum)
+
+
+class _Stage:
+    """The bundle being built: a temporary directory beside the destination, renamed
+    into place by :meth:`finish`; every temporary file or directory is removed on
+    the way out, whatever ends the save (an error, Ctrl-C, SIGTERM)."""
+
+    def __init__(self, target: _Target, guard: _SignalGuard):
+        self.target, self.guard = target, guard
+        self.temps: list[Path] = []
+        self.work = Path()
+
+    def start(self) -> None:
+        with self.guard.deferred():
+            self.work = Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX, dir=str(self.target.parent)))
+            self.temps.append(self.work)
+
+    def cleanup(self) -> None:
+        with self.guard.deferred():
+            for t in reversed(self.temps):
+                if t.is_dir() and not t.is_symlink():
+                    shutil.rmtree(t, ignore_errors=True)
+                elif os.path.lexists(t):
+                    with contextlib.suppress(OSError):
+                        t.unlink()
+
+    def finish(self) -> None:
+        t = self.target
+        t.check()     # again: the destination may have changed while the cluster was read
+        if t.tarball:
+            self._finish_tarball()
+        else:
+            self._finish_directory()
+
+    def _finish_tarball(self) -> None:
+        t = self.target
+        with self.guard.deferred():
+            fd, name = tempfile.mkstemp(prefix=_TEMP_PREFIX, suffix=".tar.gz.partial", dir=str(t.parent))
+            tmp = Path(name)
+            self.temps.append(tmp)
+            raw = os.fdopen(fd, "wb")
+        top = t.path.name[: -len(".tar.gz")] if t.path.name.endswith(".tar.gz") else t.path.name[: -len(".tgz")]
+        files = sorted((f for f in self.work.rglob("*") if f.is_file()), key=lambda f: (f.name != "snapshot.json", f))
+        with raw, tarfile.open(fileobj=raw, mode="w:gz") as tf:
+            for f in files:       # snapshot.json first: --force finds it without reading the rest
+                tf.add(f, arcname=f"{top or 'snapshot'}/{f.relative_to(self.work).as_posix()}")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        with self.guard.deferred():
+            os.replace(tmp, t.path)
+            self.guard.written = True
+
+    def _finish_directory(self) -> None:
+        t = self.target
+        with self.guard.deferred():
+            if not os.path.lexists(t.path):
+                os.rename(self.work, t.path)
+                self.guard.written = True
+                return
+            # the old bundle aside, the new one in, then the old one deleted (by cleanup);
+            # if the new one cannot be moved in, the old one goes back
+            holder = Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX, suffix=".old", dir=str(t.parent)))
+            self.temps.append(holder)
+            os.rename(t.path, holder / "old")
+            try:
+                os.rename(self.work, t.path)
+            except BaseException:
+                os.rename(holder / "old", t.path)
+                raise
+            self.guard.written = True
+
+
+@contextlib.contextmanager
+def _staged(dest: str, force: bool) -> Iterator[_Stage]:
+    target = _target(dest, force)
+    target.check()
+    with _SignalGuard() as guard:
+        stage = _Stage(target, guard)
+        try:
+            stage.start()
+            yield stage
+        except OSError as e:
+            where = f": {e.filename}" if getattr(e, "filename", None) else ""
+            raise SourceError(f"snapshot save {dest} failed: {e.strerror or e}{where}") from None
+        finally:
+            stage.cleanup()
 
 
 def _write_meta(work: Path, context: Optional[str], captured: dt.datetime, redact: bool, report: SaveReport) -> None:
-    meta = {"schema": "gpuctl/snapshot/v1", "capturedAt": captured.strftime("%Y-%m-%dT%H:%M:%SZ"), "context": context,
+    meta = {"schema": SCHEMA, "capturedAt": captured.strftime("%Y-%m-%dT%H:%M:%SZ"), "context": context,
             "gpuctlVersion": __version__, "redacted": redact, "counts": report.counts, "notCollected": report.gaps}
     if report.namespaces is not None:
         meta["namespaces"] = report.namespaces
@@ -243,29 +688,64 @@ def _gap_json(g: S.Gap) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v not in (None, "")}
 
 
-def _write_log(work: Path, ns: str, pod: str, container: str, previous: bool, text: str, redact: bool) -> None:
-    d = work / "logs" / ns / pod
-    d.mkdir(parents=True, exist_ok=True)
-    (d / f"{container}{'.previous' if previous else ''}.log").write_text(redact_log(text) if redact else text, encoding="utf-8")
+def _log_name_problem(ns: Any, pod: Any, container: Any) -> Optional[str]:
+    """The report line for a log whose names cannot become a path (None: they can)."""
+    for what, value in (("namespace", ns), ("pod", pod), ("container", container)):
+        if not N.is_valid(what, value):
+            return f"logs of {_show(ns)}/{_show(pod)}: invalid {what} name {_show(value)!r}"
+    return None
+
+
+def _write_log(work: Path, ns: str, pod: str, container: str, previous: bool, text: str, redact: bool,
+               report: SaveReport) -> bool:
+    why = _log_name_problem(ns, pod, container)
+    path = None
+    if why is None:
+        try:
+            path = _inside(work, "logs", ns, pod, f"{container}{'.previous' if previous else ''}.log")
+        except _Outside:
+            why = f"logs of {_show(ns)}/{_show(pod)}/{_show(container)}: the path would leave the bundle"
+    if path is None:
+        if why and why not in report.gaps:
+            report.gaps.append(why)
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(redact_log(text) if redact else text, encoding="utf-8")
+    return True
+
+
+def _write_node_file(work: Path, folder: str, node: Any, suffix: str, text: str, report: SaveReport) -> bool:
+    """metrics/NODE.prom or probes/NODE.json, for a valid node name only."""
+    if not N.is_valid("node", node):
+        report.gaps.append(f"{folder} of node {_show(node)!r}: invalid node name")
+        return False
+    try:
+        path = _inside(work, folder, f"{node}{suffix}")
+    except _Outside:
+        report.gaps.append(f"{folder} of node {_show(node)!r}: the path would leave the bundle")
+        return False
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return True
 
 
 def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True, force: bool = False) -> SaveReport:
     from .kube import ApiFailure, gap_from
-
-    p, tarball = _prepare_dest(dest, force)
-    work = Path(tempfile.mkdtemp(prefix="gpuctl-snapshot-", dir=str(p.parent.resolve()) if p.parent.exists() else None))
-    report = SaveReport(dest)
     from .live import now
 
-    captured = now()
+    report = SaveReport(dest)
     log_candidates: list[dict[str, Any]] = []
     exporters: dict[str, dict[str, Any]] = {}     # node -> DCGM exporter pod
     metrics_nodes: list[str] = []                  # nodes whose GPU health matters
-    try:
+    with _staged(dest, force) as stage:            # checks the destination before any request
+        work = stage.work
+        captured = now()
         fallback_ns = getattr(api, "default_namespace", None) or "default"
         report.namespaces = [namespace] if namespace else None
 
         def keep(item: dict[str, Any], kind: str, writer: _ListWriter) -> None:
+            if item.get("kind") in ("Secret", "SecretList", "List"):   # never a Secret, even one slipped into a list
+                return
             item.setdefault("kind", kind)
             obj = strip_managed(item)
             if redact:
@@ -327,6 +807,13 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
             md, spec, status = obj.get("metadata", {}), obj.get("spec", {}), obj.get("status", {})
             restarted = {cs.get("name") for cs in status.get("containerStatuses") or [] if cs.get("restartCount", 0) > 0}
             for c in spec.get("containers") or []:
+                if not isinstance(c, dict):
+                    continue
+                # names become paths: a name the API server would never accept is not requested or written
+                why = _log_name_problem(md.get("namespace", ""), md.get("name", ""), c.get("name", ""))
+                if why:
+                    report.gaps.append(why)
+                    continue
                 for previous in (False, True):
                     if previous and c.get("name") not in restarted:
                         continue
@@ -341,47 +828,46 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
                                 report.log_gaps[key] = gap_from(e, f"read log of {md.get('name')}/{c.get('name')}",
                                                                 "get", "pods/log", namespace=md.get("namespace"))
                         continue
-                    _write_log(work, md.get("namespace", ""), md.get("name", ""), c.get("name", ""), previous, text, redact)
-                    report.logs += 1
+                    if _write_log(work, md.get("namespace", ""), md.get("name", ""), c.get("name", ""), previous, text,
+                                  redact, report):
+                        report.logs += 1
         _save_metrics(api, work, list(dict.fromkeys(n for n in metrics_nodes if n in exporters))[:MAX_METRICS_NODES],
                       exporters, report)
         if not report.counts:
             raise SourceError("nothing could be collected from the cluster: " + "; ".join(report.gaps[:3]))
         _write_meta(work, api.context_name, captured, redact, report)
-        _finish(work, p, tarball, force)
-    finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
+        stage.finish()
     return report
 
 
 def _raw_items(api: Any, path: str) -> Iterator[dict[str, Any]]:
-    from .kube import PAGE_SIZE
+    """Every item of a paged list as a plain dict, page by page (bounded like every
+    list: a list that never ends fails the read, see kube.KubeAPI.pages)."""
+    from .kube import MAX_STREAMED_ITEMS, ApiFailure, dict_key
 
-    token = ""
-    while True:
-        q: dict[str, Any] = {"limit": PAGE_SIZE}
-        if token:
-            q["continue"] = token
-        data = api.get_bytes(path, q)
+    def decode(data: bytes) -> tuple[list[dict[str, Any]], str]:
         try:
             page = O.decode_lenient(msgspec.json, data)
         except msgspec.DecodeError as e:
-            from .kube import ApiFailure
-
             raise ApiFailure(200, "error", f"invalid JSON from {path}: {e}") from None
+        if not isinstance(page, dict):
+            raise ApiFailure(200, "error", f"invalid list from {path}: not a JSON object")
         list_kind = str(page.get("kind", ""))
         api_version = page.get("apiVersion")
+        items = []
         for item in page.get("items") or []:
             if isinstance(item, dict):
                 if list_kind.endswith("List") and list_kind != "List":
                     item.setdefault("kind", list_kind[:-4])
                 if api_version:
                     item.setdefault("apiVersion", api_version)
-                yield item
-        token = (page.get("metadata") or {}).get("continue") or ""
-        if not token:
-            return
+                items.append(item)
+        meta = page.get("metadata")
+        token = meta.get("continue") if isinstance(meta, dict) else None
+        return items, token if isinstance(token, str) else ""
+
+    for items in api.pages(path, None, decode, max_items=MAX_STREAMED_ITEMS, key=dict_key):
+        yield from items
 
 
 def _is_dcgm_exporter(pod: dict[str, Any]) -> bool:
@@ -414,6 +900,9 @@ def _save_metrics(api: Any, work: Path, nodes: list[str], exporters: dict[str, d
     from .metrics import MetricsUnavailable, dcgm_via_proxy
 
     for node in nodes:
+        if not N.is_valid("node", node):    # it would become metrics/NODE.prom
+            report.gaps.append(f"metrics of node {_show(node)!r}: invalid node name")
+            continue
         pod = O.convert("Pod", exporters[node])
         try:
             text = dcgm_via_proxy(api, node, [pod], timeout=api.timeout)
@@ -426,9 +915,8 @@ def _save_metrics(api: Any, work: Path, nodes: list[str], exporters: dict[str, d
             report.gaps.append(f"metrics {node}: {e.reason}")
             report.data_gaps.setdefault(S.METRICS, S.Gap(f"read DCGM metrics of {node}", e.reason, e.detail))
             continue
-        (work / "metrics").mkdir(exist_ok=True)
-        (work / "metrics" / f"{node}.prom").write_text(text, encoding="utf-8")
-        report.counts["metrics"] = report.counts.get("metrics", 0) + 1
+        if _write_node_file(work, "metrics", node, ".prom", text, report):
+            report.counts["metrics"] = report.counts.get("metrics", 0) + 1
 
 
 def _wants_log(pod: dict[str, Any]) -> bool:
@@ -446,47 +934,71 @@ def _wants_log(pod: dict[str, Any]) -> bool:
     return False
 
 
+def _flatten(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The objects of a ``List`` (or ``FooList``) item inside a dump, at any depth, so
+    that no Secret hides inside a nested List; items without a kind are dropped."""
+    stack: list[dict[str, Any]] = [obj]
+    while stack:
+        o = stack.pop()
+        kind, items = o.get("kind"), o.get("items")
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+            item_kind = kind[:-4] if kind != "List" else ""
+            for it in reversed(items):
+                if isinstance(it, dict):
+                    if item_kind:
+                        it.setdefault("kind", item_kind)
+                    stack.append(it)
+            continue
+        if isinstance(kind, str) and kind:
+            yield o
+
+
+def _kind_stem(kind: str) -> str:
+    """A kind as a file stem: letters and digits only (``Pod`` -> ``pods``)."""
+    return (re.sub(r"[^A-Za-z0-9]", "", kind)[:100] or "object").lower() + "s"
+
+
 def save_offline(source: str, dest: str, redact: bool = True, force: bool = False) -> SaveReport:
     """Re-bundle (and redact) an existing snapshot or kubectl dump."""
     from .files import iter_raw_objects, load_snapshot, raw_logs
 
-    p, tarball = _prepare_dest(dest, force)
-    snap = load_snapshot(source)  # validates it, and gives capturedAt/context
-    work = Path(tempfile.mkdtemp(prefix="gpuctl-snapshot-"))
     report = SaveReport(dest)
-    try:
+    with _staged(dest, force) as stage:          # checks the destination before the source is read
+        work = stage.work
+        snap = load_snapshot(source)  # validates it, and gives capturedAt/context
         writers: dict[str, _ListWriter] = {}
-        for obj in iter_raw_objects(source):
-            kind = str(obj.get("kind", "object"))
-            if kind == "Secret":
-                continue
-            w = writers.get(kind)
-            if w is None:
-                w = writers[kind] = _ListWriter(work / f"{kind.lower()}s.json")
-            strip_managed(obj)
-            w.add(redact_object(obj) if redact else obj)
-            report.counts[kind] = report.counts.get(kind, 0) + 1
-        for w in writers.values():
-            w.close()
+        try:
+            for top in iter_raw_objects(source):
+                for obj in _flatten(top):
+                    kind = str(obj["kind"])
+                    if kind.lower() == "secret":
+                        continue
+                    stem = _kind_stem(kind)
+                    w = writers.get(stem)
+                    if w is None:
+                        w = writers[stem] = _ListWriter(_inside(work, f"{stem}.json"))
+                    strip_managed(obj)
+                    w.add(redact_object(obj) if redact else obj)
+                    label = kind if re.fullmatch(r"[A-Za-z0-9]{1,100}", kind) else stem[:-1]
+                    report.counts[label] = report.counts.get(label, 0) + 1
+        finally:
+            for w in writers.values():
+                w.close()
         for (ns, pod, container, previous), text in raw_logs(source).items():
-            _write_log(work, ns, pod, container, previous, text, redact)
-            report.logs += 1
+            if _write_log(work, ns, pod, container, previous, text, redact, report):
+                report.logs += 1
         for folder, items in (("metrics", snap.metrics), ("probes", snap.probes)):
             for node, content in items.items():
-                (work / folder).mkdir(exist_ok=True)
                 suffix = ".prom" if folder == "metrics" else ".json"
                 text = content if isinstance(content, str) else json.dumps(content, indent=2)
-                (work / folder / f"{node}{suffix}").write_text(text, encoding="utf-8")
+                _write_node_file(work, folder, node, suffix, text, report)
         # what the source bundle could not collect stays recorded (the synthesised
         # "no Node objects" gap is re-derived on load, so it is not copied)
         report.data_gaps = {k: g for k, g in snap.gaps.items() if g.reason != "absent" or k != S.NODES}
         report.log_gaps = dict(snap.log_gaps)
         report.namespaces = snap.namespaces
         _write_meta(work, snap.context, snap.now(), redact, report)
-        _finish(work, p, tarball, force)
-    finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
+        stage.finish()
     return report
 
 
