@@ -92,13 +92,13 @@ def valid_name(what: str, value: Optional[str]) -> Optional[str]:
     return value
 
 
-def _namespace(value: Optional[str]) -> Optional[str]:
+def check_namespace(value: Optional[str]) -> Optional[str]:
     return valid_name("namespace", value)
 
 
 KubeconfigOpt = Annotated[Optional[str], typer.Option("--kubeconfig", help="Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config).", show_default=False)]
 ContextOpt = Annotated[Optional[str], typer.Option("--context", help="The kubeconfig context to use.", show_default=False)]
-NamespaceOpt = Annotated[Optional[str], typer.Option("--namespace", "-n", help="Namespace of the target (default: the context's, else 'default').", show_default=False, autocompletion=complete.complete_namespace, callback=_namespace)]
+NamespaceOpt = Annotated[Optional[str], typer.Option("--namespace", "-n", help="Namespace of the target (default: the context's, else 'default').", show_default=False, autocompletion=complete.complete_namespace, callback=check_namespace)]
 OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="Output format: table, wide (table plus the per-node fit matrix), json, yaml, markdown.", case_sensitive=False)]
 SnapshotOpt = Annotated[Optional[str], typer.Option("--snapshot", help="Diagnose offline from a snapshot: a kubectl JSON/YAML dump, a directory, or a .tar.gz bundle.", show_default=False)]
 TimeoutOpt = Annotated[float, typer.Option("--request-timeout", help="How long each API request may take, whole answer included: seconds or a duration (30s, 1m), 0.5s to 1h.", parser=parse_request_timeout, metavar="DURATION")]

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
-from .common import AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, TimeoutOpt, TokenOpt, _namespace, set_debug
+from .common import AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, TimeoutOpt, TokenOpt, check_namespace, set_debug
 
 app = typer.Typer(help="Offline snapshots of a cluster for diagnosis later or elsewhere.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -15,7 +15,7 @@ app = typer.Typer(help="Offline snapshots of a cluster for diagnosis later or el
 @app.command("save")
 def save(
     file: Annotated[str, typer.Argument(help="Where to write: NAME.tar.gz for a bundle, or a directory path.", show_default=False)],
-    namespace: Annotated[Optional[str], typer.Option("--namespace", "-n", help="Collect namespaced objects of this namespace only (nodes are always collected).", show_default=False, callback=_namespace)] = None,
+    namespace: Annotated[Optional[str], typer.Option("--namespace", "-n", help="Collect namespaced objects of this namespace only (nodes are always collected).", show_default=False, callback=check_namespace)] = None,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Collect every namespace (the default unless -n is given).")] = False,
     no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep env values, last-applied annotations, ConfigMap data and tokens in logs.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace FILE if it is a previous gpuctl bundle (never anything else).")] = False,
