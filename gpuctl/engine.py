@@ -18,8 +18,8 @@ import difflib
 import traceback
 from typing import Any, Optional
 
-from .checks.base import DataUnavailable, Note, checks_for
-from .checks.context import PodContext, human_age
+from .checks.base import DataUnavailable, Note, Partial, checks_for
+from .checks.context import PodContext, human_age, requests_read
 from .errors import TargetNotFound
 from .findings import CheckResult, Diagnosis, Finding, Severity, Status
 from .model.objects import Pod
@@ -82,15 +82,23 @@ def verdict_for(findings: list[Finding], checks: list[CheckResult], bound: bool)
 # ------------------------------------------------------------------ running checks
 
 
-def run_checks(ctx: Any, target: str) -> tuple[list[Finding], list[CheckResult]]:
+def run_checks(ctx: Any, target: str, broken: Optional[dict[str, str]] = None) -> tuple[list[Finding], list[CheckResult]]:
+    """Run the target's checks. ``broken``: checks that read a field of the target
+    that could not be read (name -> the object, field and problem): ``error``
+    without running, since whatever they concluded would rest on a field emptied
+    by the decoder."""
     findings: list[Finding] = []
     results: list[CheckResult] = []
+    broken = broken or {}
     for spec in checks_for(target):
         try:
             if not spec.applies(ctx):
                 continue
         except Exception as e:  # a broken applies() is a broken check
             results.append(CheckResult(spec.name, Status.ERROR, _error_detail(ctx, e), spec.essential))
+            continue
+        if spec.name in broken:
+            results.append(CheckResult(spec.name, Status.ERROR, broken[spec.name], spec.essential))
             continue
         gaps = [ctx.snap.gaps[k] for k in spec.needs if k in ctx.snap.gaps]
         if gaps:
@@ -105,13 +113,84 @@ def run_checks(ctx: Any, target: str) -> tuple[list[Finding], list[CheckResult]]
             results.append(CheckResult(spec.name, Status.ERROR, _error_detail(ctx, e), spec.essential))
             continue
         notes = [n.text for n in found if isinstance(n, Note)]
-        found = [f for f in found if not isinstance(f, Note)]
+        partial = [n.text for n in found if isinstance(n, Partial)]
+        found = [f for f in found if not isinstance(f, (Note, Partial))]
         findings.extend(found)
         problems = [f for f in found if f.severity != Severity.INFO]
-        status = Status.FAILED if problems else Status.PASSED
-        detail = "; ".join([", ".join(sorted({f.code for f in found}))] * bool(found) + notes)
+        status = Status.ERROR if partial else Status.FAILED if problems else Status.PASSED
+        detail = "; ".join([", ".join(sorted({f.code for f in found}))] * bool(found) + notes + partial)
         results.append(CheckResult(spec.name, status, detail, spec.essential))
     return findings, results
+
+
+class _Every:
+    """Every resource name (a target's request that could not be read may have been of any)."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_REQUEST_CHECKS = ("node-fit", "gpu-request", "queue-admission", "preemption", "device-admission", "driver-cuda",
+                   "node-gpu-health")
+_STATUS_CHECKS = ("containers-running", "container-start", "image-pull", "host-oom", "crash-loop", "container-logs",
+                  "device-admission")
+_POD_SPEC_CHECKS = {
+    "nodeSelector": ("node-fit",), "affinity": ("node-fit",), "tolerations": ("node-fit",),
+    "topologySpreadConstraints": ("node-fit",), "nodeName": ("node-fit",), "schedulingGates": ("queue-admission",),
+    "priority": ("preemption",), "priorityClassName": ("preemption",), "preemptionPolicy": ("preemption",),
+    "resourceClaims": ("dra-claims", "node-fit"), "volumes": ("volumes",), "runtimeClassName": ("runtime-class",),
+    "schedulerName": ("scheduler-activity",),
+}
+
+
+def pod_checks_reading(path: tuple) -> tuple[str, ...]:
+    """The checks of a pod diagnosis that read this field of the pod."""
+    if requests_read(path, _Every()):  # type: ignore[arg-type]
+        return _REQUEST_CHECKS + (tuple(c for cs in _POD_SPEC_CHECKS.values() for c in cs) if len(path) == 1 else ())
+    if path[:1] == ("spec",):
+        return _POD_SPEC_CHECKS.get(path[1], ()) if len(path) > 1 else ()
+    if path[:1] == ("status",):
+        if len(path) == 1:
+            return _STATUS_CHECKS + ("scheduler-verdict",)
+        if path[1] in ("containerStatuses", "initContainerStatuses", "phase"):
+            return _STATUS_CHECKS
+        if path[1] == "conditions":
+            return ("scheduler-verdict",)
+        return ()
+    if path[:2] in (("metadata", "labels"), ("metadata", "annotations"), ("metadata", "ownerReferences")):
+        return ("queue-admission",)
+    return ()
+
+
+_NODE_CAPACITY_CHECKS = ("gpu-count", "gpu-allocatable", "mig", "device-plugin")
+
+
+def node_checks_reading(path: tuple) -> tuple[str, ...]:
+    """The checks of a node diagnosis that read this field of the node."""
+    if len(path) <= 1:
+        return _NODE_CAPACITY_CHECKS + ("driver-drift", "xid", "ecc")
+    head = path[:2]
+    if head in (("status", "capacity"), ("status", "allocatable")):
+        return _NODE_CAPACITY_CHECKS
+    if head == ("metadata", "labels"):
+        key = path[2] if len(path) > 2 else ""
+        if not key or any(w in key for w in ("nvidia.com/", "gpu", "instance-type", "cuda", "mig")):
+            return _NODE_CAPACITY_CHECKS + ("driver-drift",)
+        return ()
+    if head in (("status", "conditions"), ("spec", "taints")):
+        return ("xid", "ecc")
+    if head == ("status", "nodeInfo"):
+        return ("driver-drift",)
+    return ()
+
+
+def broken_checks(problems: list, reading: Any) -> dict[str, str]:
+    """check name -> the target's unreadable fields it reads (the error detail)."""
+    out: dict[str, list[str]] = {}
+    for u in problems:
+        for name in reading(u.path):
+            out.setdefault(name, []).append(str(u))
+    return {name: "could not read " + "; ".join(lines) for name, lines in out.items()}
 
 
 def _error_detail(ctx: Any, e: Exception) -> str:
@@ -124,10 +203,25 @@ def _error_detail(ctx: Any, e: Exception) -> str:
 # ------------------------------------------------------------------ targets
 
 
+def unreadable_target(snap: Snapshot, kind: str, namespace: Optional[str], name: str) -> None:
+    """A target that exists but could not be decoded at all is a source error
+    (exit 4) naming the field, never "not found" (exit 3)."""
+    lost = [u for u in snap.problems_of(kind, namespace, name) if not u.kept]
+    if lost:
+        from .errors import SourceError
+
+        ref = f"{kind.lower()} {namespace + '/' if namespace else ''}{name}"
+        u = lost[0]
+        raise SourceError(f"{ref} could not be read: {u.field + ': ' if u.field else ''}{u.problem}"
+                          + (f" (in {u.source})" if u.source else ""),
+                          "the object is malformed where gpuctl reads it; check it with kubectl get -o json")
+
+
 def find_pod(snap: Snapshot, namespace: str, name: str) -> Pod:
     pod = snap.pods.get(f"{namespace}/{name}")
     if pod is not None:
         return pod
+    unreadable_target(snap, "Pod", namespace, name)
     elsewhere = sorted(p.metadata.namespace or "" for p in snap.pods.values() if p.metadata.name == name)
     hint = None
     if elsewhere:
@@ -160,9 +254,12 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
                  include_nodes: bool = True) -> Diagnosis:
     pod = pod or find_pod(snap, namespace, name)
     ctx = PodContext(snap, pod)
-    findings, results = run_checks(ctx, "pod")
+    broken = broken_checks(snap.problems_of("Pod", pod.metadata.namespace, pod.metadata.name), pod_checks_reading)
+    findings, results = run_checks(ctx, "pod", broken)
     explained = any(f.severity != Severity.INFO or f.code == "scheduling-in-progress" for f in findings)
-    if ctx.bound:
+    if ctx.bound and "containers-running" in broken:
+        results.append(CheckResult("containers-running", Status.ERROR, broken["containers-running"]))
+    elif ctx.bound:
         results.append(_runtime_state(ctx, explained))
     elif ctx.pending_unbound and not explained:
         age = ctx.age_seconds
@@ -173,7 +270,9 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
     ranked = merge(findings)
     verdict = verdict_for(ranked, results, ctx.bound)
     nodes = []
-    if include_nodes and ctx.pending_unbound and snap.nodes and not any(r.name == "node-fit" and r.status in (Status.SKIPPED, Status.ERROR) for r in results):
+    if include_nodes and ctx.pending_unbound and snap.nodes and not any(
+            r.name == "node-fit" and (r.status == Status.SKIPPED or (r.status == Status.ERROR and not ctx.uncertain_nodes)
+                                      or r.name in broken) for r in results):
         try:
             nodes = [f.to_dict(ctx.device_requests) for f in sorted(ctx.fits, key=lambda f: (not f.fits, len(f.reasons), f.name))]
         except Exception:
@@ -194,8 +293,8 @@ def _data_results(snap: Snapshot, results: list[CheckResult]) -> None:
     for key, gap in sorted(snap.log_gaps.items()):
         if not any(gap.describe() in r.detail for r in results):
             results.append(CheckResult("read logs", Status.SKIPPED, gap.describe(), essential=False))
-    for m in snap.malformed[:10]:
-        results.append(CheckResult("decode objects", Status.ERROR, m, essential=False))
+    for m in snap.unreadable()[:10]:
+        results.append(CheckResult("decode objects", Status.ERROR, str(m), essential=False))
 
 
 def _runtime_state(ctx: PodContext, explained: bool) -> CheckResult:
@@ -228,6 +327,7 @@ def find_node(snap: Snapshot, name: str):
     node = snap.nodes.get(name)
     if node is not None:
         return node
+    unreadable_target(snap, "Node", None, name)
     if NODES_KEY in snap.gaps:
         from .errors import SourceError
 
@@ -243,7 +343,8 @@ def diagnose_node(snap: Snapshot, name: str) -> Diagnosis:
 
     node = find_node(snap, name)
     ctx = NodeContext(snap, node)
-    findings, results = run_checks(ctx, "node")
+    own = snap.problems_of("Node", None, name)
+    findings, results = run_checks(ctx, "node", broken_checks(own, node_checks_reading))
     _data_results(snap, results)
     ready = node.condition("Ready")
     if ready is None or ready.status != "True":
@@ -254,10 +355,15 @@ def diagnose_node(snap: Snapshot, name: str) -> Diagnosis:
     exp = expected_gpus(snap, node)
     expected = {e.resource: e.count for e in ([exp] if exp else []) + expected_mig_devices(node)}
     gpus = []
+    unknown = {u.path[1:3] for u in own if u.path[:2] in (("status", "capacity"), ("status", "allocatable"))}
+    pod_unknown = {r for r in ctx.gpu_resources for p in ctx.pods
+                   for u in snap.problems_of("Pod", p.metadata.namespace, p.metadata.name) if requests_read(u.path, {r})}
     for r in ctx.gpu_resources:
         cap, alloc = advertised(node, r)
         gpus.append({"resource": r, "expected": expected.get(r),
-                     "capacity": int(cap), "allocatable": int(alloc), "allocated": int(ctx.allocated(r))})
+                     "capacity": None if {("capacity",), ("capacity", r)} & unknown else int(cap),
+                     "allocatable": None if {("allocatable",), ("allocatable", r)} & unknown else int(alloc),
+                     "allocated": None if r in pod_unknown else int(ctx.allocated(r))})
     info = driver_info(snap, name)
     from .checks.device_plugin import pod_problems
     from .checks.node_health import _pool_key

@@ -30,6 +30,15 @@ class Note:
     text: str
 
 
+@dataclass(frozen=True)
+class Partial:
+    """Yielded by a check that ran on part of its data because some object it needed
+    could not be fully read: its findings stand for the rest, and the engine marks
+    it ``error`` with this text naming the object and the field."""
+
+    text: str
+
+
 class DataUnavailable(Exception):
     """Raised by a check that finds, while running, that the data it needs could
     not be read (a per-container log, say); the engine marks it skipped."""

@@ -48,6 +48,43 @@ def twin_of(resource: str) -> str:
     return resource[: -len(".shared")] if resource.endswith(".shared") else resource + ".shared"
 
 
+def requests_read(path: tuple, resources: set[str]) -> bool:
+    """Whether an unreadable field of a pod (its path) hides part of its requests
+    of ``resources``: a container's or init container's resources (or the
+    container, the list, the spec), or ``spec.overhead``."""
+    if not path or path[0] != "spec":
+        return False
+    if len(path) == 1:
+        return True
+    if path[1] == "overhead":
+        return len(path) == 2 or path[2] in resources
+    if path[1] not in ("containers", "initContainers"):
+        return False
+    rest = path[3:]          # after spec.containers[i]
+    if not rest:
+        return True
+    if rest[0] == "restartPolicy":
+        return True
+    if rest[0] != "resources":
+        return False
+    return len(rest) < 3 or rest[2] in resources
+
+
+def node_fit_reads(path: tuple, resources: set[str], label_keys: set[str]) -> bool:
+    """Whether an unreadable field of a node (its path) is one the fit of a pod
+    requesting ``resources`` and selecting on ``label_keys`` reads."""
+    if len(path) <= 1:
+        return True
+    head = path[:2]
+    if head in (("spec", "taints"), ("spec", "unschedulable"), ("status", "conditions")):
+        return True
+    if head in (("status", "capacity"), ("status", "allocatable")):
+        return len(path) == 2 or path[2] in resources
+    if head == ("metadata", "labels"):
+        return len(path) == 2 or path[2] in label_keys
+    return False
+
+
 def _num(value: object) -> float:
     try:
         return parse_quantity(value)
@@ -218,14 +255,54 @@ class PodContext:
         match = difflib.get_close_matches(resource, names, n=1, cutoff=0.6)
         return match[0] if match else None
 
+    # ------------------------------------------------------------ unreadable objects
+    @cached_property
+    def uncertain_nodes(self) -> dict[str, list[str]]:
+        """Nodes the fit matrix leaves out because something it would read there
+        could not be: a field of the node itself (taints, conditions, a label the
+        pod selects on, the amount of a resource it requests) or the request of a
+        pod bound to it. node -> "Node x: field: problem" lines. Presenting such a
+        node as one that fits (or not) would be a guess."""
+        out: dict[str, list[str]] = {}
+        entries = self.snap.unreadable(("Node", "Pod"))
+        if not entries:
+            return out
+        wanted = set(self.requests) | {"pods"}
+        keys = self._selector_keys()
+        for u in entries:
+            if not u.kept:
+                continue
+            if u.kind == "Node":
+                if u.name in self.snap.nodes and node_fit_reads(u.path, wanted, keys):
+                    out.setdefault(u.name, []).append(str(u))
+                continue
+            if u.namespace == self.pod.metadata.namespace and u.name == self.pod.metadata.name:
+                continue   # the pod itself: see the engine
+            p = self.snap.pods.get(f"{u.namespace}/{u.name}")
+            node = p.spec.nodeName if p is not None else None
+            if node and node in self.snap.nodes and not p.terminated and requests_read(u.path, wanted):
+                out.setdefault(node, []).append(str(u))
+        return out
+
+    def _selector_keys(self) -> set[str]:
+        spec = self.pod.spec
+        keys = set(spec.nodeSelector)
+        na = spec.affinity.nodeAffinity if spec.affinity else None
+        req = na.requiredDuringSchedulingIgnoredDuringExecution if na else None
+        for t in req.nodeSelectorTerms if req else []:
+            keys |= {r.key for r in t.matchExpressions}
+        return keys
+
     # ------------------------------------------------------------ the fit matrix
     @cached_property
     def fits(self) -> list[NodeFit]:
-        """The fit matrix, shared by pods with the same scheduling constraints."""
+        """The fit matrix, shared by pods with the same scheduling constraints
+        (nodes in ``uncertain_nodes`` are left out)."""
         key = self.fit_signature
         cached = self.snap.fit_cache.get(key) if key is not None else None
         if cached is None:
-            cached = [self._fit(n) for n in self.nodes]
+            skip = self.uncertain_nodes
+            cached = [self._fit(n) for n in self.nodes if n.metadata.name not in skip]
             if key is not None:
                 self.snap.fit_cache[key] = cached
         return cached

@@ -24,7 +24,7 @@ from ..model.matching import STATE_TAINTS, taint_text
 from ..model.quantity import format_quantity
 from ..model.requests import pod_requests
 from ..model.snapshot import DEVICE_PLUGINS, NODES, PODS
-from .base import check
+from .base import Partial, check
 from .context import NodeFit, PodContext, is_mig, twin_of
 
 MAX_EVIDENCE_NODES = 6
@@ -304,16 +304,28 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
     snapshot and copied. A group report (diagnose pending, SHARE_ACROSS_OWNERS set)
     shares them across owners too: it shows each group's first fix only."""
     key = None
+    partial = _uncertain(ctx)
     if ctx.fit_signature is not None:
         owner = None if ctx.snap.fit_cache.get(SHARE_ACROSS_OWNERS) else (ctx.ns, workload_ref(ctx))
         key = ("node-fit", ctx.fit_signature, owner, ctx.pod.status.nominatedNodeName)
         cached = ctx.snap.fit_cache.get(key)
         if cached is not None:
-            return copy.deepcopy(cached)
+            return copy.deepcopy(cached) + partial
     found = list(_node_fit(ctx))
     if key is not None:
         ctx.snap.fit_cache[key] = copy.deepcopy(found)
-    return found
+    return found + partial
+
+
+def _uncertain(ctx: PodContext) -> list[Partial]:
+    """Nodes left out of the fit matrix because an object it needs there could not
+    be fully read (docs/output.md, "Objects that could not be read")."""
+    skip = ctx.uncertain_nodes
+    if not skip:
+        return []
+    lines = [f"node {n} left out: {'; '.join(why[:2])}{f' (+{len(why) - 2} more)' if len(why) > 2 else ''}"
+             for n, why in sorted(skip.items())]
+    return [Partial("; ".join(lines[:5]) + (f"; … {len(lines) - 5} more nodes" if len(lines) > 5 else ""))]
 
 
 def _node_fit(ctx: PodContext) -> Iterable[Finding]:

@@ -8,11 +8,10 @@ import difflib
 import re
 from typing import Any, Optional
 
-import msgspec
 
 from ..errors import TargetNotFound, UsageError
 from ..findings import CheckResult, Diagnosis, Finding, Fix, Status
-from ..model.objects import GenericObject, Pod, PodSpec
+from ..model.objects import GenericObject, Pod
 from ..model.quantity import parse_quantity
 from ..model.requests import pod_requests
 from ..model.snapshot import QUOTAS, Snapshot
@@ -85,8 +84,10 @@ def _template_requests(obj: GenericObject) -> dict[str, float]:
     tmpl = ((obj.spec or {}).get("template") or {}).get("spec")
     if not isinstance(tmpl, dict):
         return {}
-    spec = msgspec.convert(tmpl, PodSpec, strict=False)
-    return pod_requests(Pod(spec=spec))
+    from ..model.objects import decode_salvaging
+
+    pod, _ = decode_salvaging("Pod", {"spec": tmpl})   # a bad quantity in the template must not sink the report
+    return pod_requests(pod) if pod is not None else {}
 
 
 def _own_findings(snap: Snapshot, obj: GenericObject, ref: str, has_pods: bool) -> list[Finding]:

@@ -80,7 +80,7 @@ def pod(
             snap = collect_for_workload(api, ns, kind, name)
     add_probes(snap, probe)
     diagnosis = diagnose(snap, ns, target)
-    emit(diagnosis, opts)
+    emit(diagnosis, opts, snap)
     return diagnosis.exit_code
 
 
@@ -114,7 +114,7 @@ def node(
         snap = collect_for_node(opts.api(), name, dcgm_url=dcgm_url, prometheus_url=prometheus_url)
     add_probes(snap, probe)
     diagnosis = diagnose_node(snap, name)
-    emit(diagnosis, opts)
+    emit(diagnosis, opts, snap)
     return diagnosis.exit_code
 
 
@@ -154,17 +154,28 @@ def pending(
     return code
 
 
-def emit(diagnosis, opts: Common) -> None:
+def document(diagnosis, snap=None) -> dict:
+    """The JSON document; ``unreadable`` (docs/output.md) only when some object of
+    the snapshot could not be fully read."""
+    doc = diagnosis.to_dict()
+    if snap is not None and snap.unreadable():
+        from ..model.snapshot import unreadable_dicts
+
+        doc["unreadable"] = unreadable_dicts(snap.unreadable())
+    return doc
+
+
+def emit(diagnosis, opts: Common, snap=None) -> None:
     import sys
 
     if opts.output == Output.json:
         from ..render.data import dump_json
 
-        dump_json(diagnosis.to_dict(), sys.stdout)
+        dump_json(document(diagnosis, snap), sys.stdout)
     elif opts.output == Output.yaml:
         from ..render.data import dump_yaml
 
-        dump_yaml(diagnosis.to_dict(), sys.stdout)
+        dump_yaml(document(diagnosis, snap), sys.stdout)
     elif opts.output == Output.markdown:
         from ..render.diagnosis import render_markdown
 

@@ -113,6 +113,11 @@ def label_nodes(
            "applied": bool(writing and dry_run != DryRun.server)}
     if dry_run != DryRun.none:
         doc["dryRun"] = dry_run.value
+    from ..model.snapshot import unreadable_dicts
+
+    unreadable = unreadable_dicts(snap.unreadable(("Node",)))
+    if unreadable:
+        doc["unreadable"] = unreadable
     errors = [f"{p.node}: {p.result}" for p in plans if p.result and p.result.startswith(("failed", "not tried"))]
     if errors:
         doc["errors"] = errors
@@ -125,7 +130,7 @@ def label_nodes(
         raise GpuctlError(f"{len(errors)} of {len(plans)} node(s) were not labelled: {errors[0]}"
                        + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
                        "every node's outcome is in the report above; re-run to finish")
-    return 1 if any(p.status in ("unknown", "conflict") for p in plans) else 0
+    return 1 if unreadable or any(p.status in ("unknown", "conflict") for p in plans) else 0
 
 
 MAX_CONSECUTIVE_FAILURES = 3   # nodes in a row the API server refused: stop instead of hammering it
@@ -244,6 +249,9 @@ def _emit(doc: dict, output: LabelOutput, opts: Common) -> None:
         cell = Text("\n").join(Text(clean(str(t)), style=t.style) for t in lines) if lines else Text("-")
         table.add_row(Text(clean(n["node"])), Text(clean(f"{n['sku'] or '?'} ({n['source'] or '-'})")), cell)
     console.print(table)
+    from ..render.capacity import print_unreadable
+
+    print_unreadable(doc, console)
     for n in doc["nodes"]:
         for problem in n.get("problems", []):
             console.print(Text(f"  {clean(n['node'])}: {clean(problem)}", style="yellow"))

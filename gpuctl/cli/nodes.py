@@ -81,7 +81,7 @@ def capacity(
     if gaps:
         doc["not_read"] = gaps
     write_report(doc, output, opts, "capacity")
-    return 0
+    return 1 if doc.get("unreadable") else 0   # partial: some object could not be fully read (docs/output.md)
 
 
 def keep_selected(snap, selector: str) -> None:
@@ -111,6 +111,8 @@ def write_report(doc, output: ReportOutput, opts: Common, kind: str) -> None:
 
             raise UsageError("-o csv is for nodes capacity; use json, yaml, markdown or table")
         sys.stdout.write(R.capacity_csv(doc))
+        for line in R.unreadable_lines(doc):   # objects without a row of their own: on stderr, as warnings
+            sys.stderr.write(f"gpuctl: warning: could not be read fully: {line}\n")
     elif output == ReportOutput.markdown:
         sys.stdout.write(R.capacity_markdown(doc) if kind == "capacity" else R.pending_markdown(doc))
     else:

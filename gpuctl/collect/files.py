@@ -197,13 +197,10 @@ def decode_into(snap: Snapshot, items: Iterator[tuple[str, Any]], fname: str) ->
         seen += 1
         if kind not in O.KNOWN_KINDS:
             continue
-        try:
-            if isinstance(raw, (bytes, msgspec.Raw)):
-                rec = O.decode_lenient(O.decoder_for(kind), raw)
-            else:
-                rec = O.convert(kind, raw)
-        except (msgspec.ValidationError, msgspec.DecodeError, TypeError) as e:
-            snap.malformed.append(f"{_object_label(raw)} in {fname}: {e}")
+        # Kept with the bad fields emptied where it can be, each named (docs/output.md).
+        rec, problems = O.decode_salvaging(kind, raw, source=fname)
+        snap.malformed.extend(problems)
+        if rec is None:
             continue
         if kind == "GenericObject" or isinstance(rec, O.GenericObject):
             rec.kind = rec.kind or kind

@@ -233,11 +233,21 @@ class KubeAPI:
         time.sleep(_clamp_wait(seconds) * (0.8 + 0.4 * random.random()))
 
     # ------------------------------------------------------------ decoded
-    def get(self, path: str, kind: str) -> Any:
+    def get(self, path: str, kind: str, malformed: Optional[list[Any]] = None) -> Any:
+        """One object, decoded; a field of the wrong type is salvaged (emptied, and
+        named in ``malformed`` when given), an object that cannot be read at all fails."""
         data = self.get_bytes(path)
         try:
             return O.decode_lenient(O.decoder_for(kind), data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+        except msgspec.ValidationError:
+            rec, problems = O.decode_salvaging(kind, data, source=path)
+            if malformed is not None:
+                malformed.extend(problems)
+            if rec is not None:
+                return rec
+            detail = "; ".join(str(p) for p in problems[:2]) or "unreadable"
+            raise ApiFailure(200, "error", f"invalid {kind} from {path}: {detail}") from None
+        except msgspec.DecodeError as e:
             raise ApiFailure(200, "error", f"invalid {kind} JSON from {path}: {e}") from None
 
     def list(self, path: str, kind: str, query: Optional[dict[str, Any]] = None,
@@ -282,7 +292,6 @@ class KubeAPI:
 
     def _pages(self, path: str, kind: str, query: dict[str, Any], malformed: Optional[list[str]]) -> Iterator[Any]:
         typed = _typed_page_decoder(kind)
-        item_dec = O.decoder_for(kind)
 
         def decode(data: bytes) -> tuple[list[Any], str]:
             try:
@@ -299,11 +308,11 @@ class KubeAPI:
                 raise ApiFailure(200, "error", f"invalid JSON from {path}: {e}") from None
             items = []
             for r in raw.items or []:
-                try:
-                    items.append(O.decode_lenient(item_dec, r))
-                except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                    if malformed is not None:
-                        malformed.append(f"{kind} from {path}: {e}")
+                rec, problems = O.decode_salvaging(kind, r, source=path)
+                if malformed is not None:
+                    malformed.extend(problems)
+                if rec is not None:
+                    items.append(rec)
             return items, raw.metadata.continue_
 
         for items in self.pages(path, query, decode):

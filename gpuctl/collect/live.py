@@ -20,7 +20,7 @@ from ..checks.context import is_extended
 from ..errors import SourceError, TargetNotFound
 from ..knowledge import catalog
 from ..model import snapshot as S
-from ..model.objects import Node, Pod
+from ..model.objects import Node, Pod, decode_salvaging
 from ..model.quantity import parse_quantity
 from ..model.requests import pod_requests
 from .kube import ApiFailure, KubeAPI, gap_from
@@ -69,13 +69,26 @@ class LiveCollector:
     def pod(self, ns: str, name: str) -> Pod:
         path = f"/api/v1/namespaces/{path_segment(ns)}/pods/{path_segment(name)}"
         try:
-            pod = self.api.get(path, "Pod")
+            data = self.api.get_bytes(path)
         except ApiFailure as e:
             if e.reason == "not-found":
                 raise TargetNotFound(f'pod "{name}" not found in namespace {ns}', self._suggest(ns, name)) from None
             raise _fatal(e, f"get pod {ns}/{name}") from None
+        pod = self.target("Pod", data, path, f"pod {ns}/{name}")
         self.snap.add("Pod", pod)
         return pod
+
+    def target(self, kind: str, data: bytes, path: str, what: str) -> Any:
+        """The target's record, kept with its unreadable fields emptied and named
+        (snap.malformed); one that cannot be read at all ends the command (exit 4)."""
+        rec, problems = decode_salvaging(kind, data, source=path)
+        self.snap.malformed.extend(problems)
+        if rec is None:
+            bad = problems[-1] if problems else None
+            raise SourceError(f"{what} could not be read: " + (f"{bad.field + ': ' if bad.field else ''}{bad.problem}"
+                                                                if bad else "not a Kubernetes object"),
+                              "the object is malformed where gpuctl reads it; check it with kubectl get -o json")
+        return rec
 
     def _suggest_node(self, name: str) -> Optional[str]:
         try:
@@ -490,7 +503,8 @@ def collect_for_node(api: KubeAPI, name: str, dcgm_url: Optional[str] = None,
     (same instance type or GPU product) and its DCGM metrics."""
     c = LiveCollector(api)
     try:
-        node = api.get(f"/api/v1/nodes/{path_segment(name)}", "Node")
+        path = f"/api/v1/nodes/{path_segment(name)}"
+        node = c.target("Node", api.get_bytes(path), path, f"node {name}")
     except ApiFailure as e:
         if e.reason == "not-found":
             raise TargetNotFound(f'node "{name}" not found', c._suggest_node(name)) from None

@@ -11,10 +11,23 @@ operators) are kept as :class:`GenericObject` with ``spec``/``status`` as dicts.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+import copy
+import json
+import re
+import typing
+from dataclasses import dataclass
+from typing import Any, ClassVar, Optional, Union
 
 import msgspec
 from msgspec import Struct, field
+
+from .quantity import parse_quantity
+
+# A resource quantity as the API serves it: "500m", "16Gi", "4", or a plain number.
+# Anything else (null, a list, a map, a boolean) fails decoding at C speed and is
+# salvaged by decode_salvaging; strings that do not parse ("abc", "") are caught by
+# scrub_quantities when the record joins a Snapshot.
+Quantity = Union[int, float, str]
 
 
 class _S(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=False):
@@ -121,8 +134,8 @@ class TopologySpreadConstraint(_S):
 
 
 class ResourceRequirements(_S):
-    requests: dict[str, Any] = field(default_factory=dict)
-    limits: dict[str, Any] = field(default_factory=dict)
+    requests: dict[str, Quantity] = field(default_factory=dict)
+    limits: dict[str, Quantity] = field(default_factory=dict)
 
 
 class EnvVar(_S):
@@ -166,7 +179,7 @@ class PodSpec(_S):
     tolerations: list[Toleration] = field(default_factory=list)
     containers: list[Container] = field(default_factory=list)
     initContainers: list[Container] = field(default_factory=list)
-    overhead: dict[str, Any] = field(default_factory=dict)
+    overhead: dict[str, Quantity] = field(default_factory=dict)
     schedulerName: Optional[str] = None
     priority: Optional[int] = None
     priorityClassName: Optional[str] = None
@@ -288,7 +301,7 @@ class BoundPodSpec(_S):
     nodeName: Optional[str] = None
     containers: list[SlimContainer] = field(default_factory=list)
     initContainers: list[SlimContainer] = field(default_factory=list)
-    overhead: dict[str, Any] = field(default_factory=dict)
+    overhead: dict[str, Quantity] = field(default_factory=dict)
 
 
 class BoundPodStatus(_S):
@@ -350,8 +363,8 @@ class NodeSpec(_S):
 
 
 class NodeStatus(_S):
-    capacity: dict[str, Any] = field(default_factory=dict)
-    allocatable: dict[str, Any] = field(default_factory=dict)
+    capacity: dict[str, Quantity] = field(default_factory=dict)
+    allocatable: dict[str, Quantity] = field(default_factory=dict)
     conditions: list[NodeCondition] = field(default_factory=list)
     nodeInfo: Optional[NodeSystemInfo] = None
 
@@ -429,12 +442,12 @@ class Event(_S):
 
 
 class ResourceQuotaSpec(_S):
-    hard: dict[str, Any] = field(default_factory=dict)
+    hard: dict[str, Quantity] = field(default_factory=dict)
 
 
 class ResourceQuotaStatus(_S):
-    hard: dict[str, Any] = field(default_factory=dict)
-    used: dict[str, Any] = field(default_factory=dict)
+    hard: dict[str, Quantity] = field(default_factory=dict)
+    used: dict[str, Quantity] = field(default_factory=dict)
 
 
 class ResourceQuota(_S):
@@ -525,5 +538,318 @@ def decode_lenient(decoder: Any, data: Any) -> Any:
 
 
 def convert(kind: str, obj: dict[str, Any]) -> Any:
-    """Typed record from an already-parsed dict (snapshot files, YAML)."""
-    return msgspec.convert(obj, TYPED_KINDS.get(kind, GenericObject), strict=False)
+    """Typed record from an already-parsed dict, its unreadable fields emptied
+    (see decode_salvaging); ``msgspec.ValidationError`` only when nothing can be kept."""
+    rec, problems = decode_salvaging(kind, obj)
+    if rec is None:
+        raise msgspec.ValidationError(str(problems[-1]) if problems else f"not a {kind}")
+    return rec
+
+
+# ---------------------------------------------------------------- objects that cannot be fully read
+
+MAX_SALVAGED_FIELDS = 16      # a record with more bad fields than this is given up on
+_DISPLAY_KIND = {"BoundPod": "Pod", "BoundPodLite": "Pod"}
+_IDENTITY = (("metadata",), ("metadata", "name"), ("metadata", "namespace"))
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """One object gpuctl could not fully read: which object, which field, what was
+    wrong, and whether the record was kept with that field emptied (``kept``) or
+    left out. ``str()`` is the line reports print:
+    ``Node gpu-a-1: metadata.labels.x: expected a string, got an integer``."""
+
+    kind: str
+    namespace: Optional[str]
+    name: str
+    field: str                      # "spec.taints", "spec.containers[0].resources.requests['nvidia.com/gpu']"; "" = the object
+    problem: str
+    kept: bool = True
+    source: str = ""                # the file or request it came from
+    path: tuple = ()                # ``field`` as keys and list indices
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name or '?'}"
+
+    @property
+    def key(self) -> tuple:
+        return (self.kind, self.namespace, self.name, self.field)
+
+    def __str__(self) -> str:
+        text = f"{self.ref}: {self.field + ': ' if self.field else ''}{self.problem}"
+        if not self.kept:
+            text += " (left out)"
+        return text + (f" (in {self.source})" if self.source else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "namespace": self.namespace, "name": self.name, "field": self.field,
+                "problem": self.problem, "kept": self.kept, "source": self.source or None}
+
+
+def field_text(path: tuple) -> str:
+    """('spec', 'taints', 1, 'key') -> 'spec.taints[1].key'; keys that are not plain
+    names are quoted: status.allocatable['nvidia.com/gpu']."""
+    out = ""
+    for p in path:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", p):
+            out += ("." if out else "") + p
+        else:
+            out += f"[{p!r}]"
+    return out
+
+
+_TYPE_WORDS = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean", "null": "null",
+               "array": "a list", "object": "a map", "int | float | str": "a quantity"}
+
+
+def _type_words(names: str) -> str:
+    parts = [p.strip() for p in names.split("|")]
+    if parts == ["int", "float", "str"]:
+        return "a quantity"
+    words = [_TYPE_WORDS.get(p, p) for p in parts if p != "null" or len(parts) == 1]
+    return " or ".join(words)
+
+
+def _problem_text(message: str) -> str:
+    """msgspec's "Expected `array`, got `object`" as "expected a list, got a map"."""
+    m = re.match(r"Expected `([^`]+)`, got `([^`]+)`$", message)
+    if m:
+        return f"expected {_type_words(m[1])}, got {_type_words(m[2])}"
+    return (message[:1].lower() + message[1:]).replace("`", "")
+
+
+def _value_text(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def quantity_problem(value: Any) -> Optional[str]:
+    """Why ``value`` is not a resource quantity, or None when it is one."""
+    try:
+        parse_quantity(value)
+        return None
+    except (ValueError, TypeError):
+        return f"not a quantity: {_value_text(value)}"
+
+
+def _parse_error_path(message: str) -> Optional[list]:
+    """"… - at `$.spec.taints[1].key`" -> ['spec', 'taints', 1, 'key'] ('...' for a map value)."""
+    m = re.search(r" - at `\$([^`]*)`$", message)
+    if not m:
+        return None
+    out: list = []
+    for attr, index, anyvalue in re.findall(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[(\.\.\.)\]", m[1]):
+        out.append(attr if attr else int(index) if index else ...)
+    return out
+
+
+def _unwrap(t: Any) -> Any:
+    """Optional[X] -> X (a union of several types stays as it is)."""
+    if typing.get_origin(t) is Union:
+        args = [a for a in typing.get_args(t) if a is not type(None)]
+        return args[0] if len(args) == 1 else Union[tuple(args)]
+    return t
+
+
+def _child_type(t: Any, step: Any) -> Any:
+    t = _unwrap(t)
+    if isinstance(step, str):
+        if isinstance(t, type) and issubclass(t, Struct):
+            return typing.get_type_hints(t).get(step, Any)
+        return Any
+    args = typing.get_args(t)
+    origin = typing.get_origin(t)
+    if origin is list and args:
+        return args[0]
+    if origin is dict and len(args) == 2:
+        return args[1]
+    return Any
+
+
+def _pinpoint(doc: Any, root: type, steps: list) -> tuple[list, list]:
+    """The concrete path (map keys filled in for msgspec's '[...]') of the value the
+    error names, and the type expected at each step of it. Stops at the deepest step
+    it can follow."""
+    node, t, path, types = doc, root, [], []
+    for step in steps:
+        if step is ...:
+            if not isinstance(node, dict):
+                break
+            vt = _child_type(t, 0)
+            bad = next((k for k, v in node.items() if not _converts(v, vt)), None)
+            if bad is None:
+                break
+            path.append(bad)
+            node, t = node[bad], vt
+        elif isinstance(step, int):
+            if not isinstance(node, list) or step >= len(node):
+                break
+            path.append(step)
+            node, t = node[step], _child_type(t, step)
+        else:
+            if not isinstance(node, dict) or step not in node:
+                break
+            path.append(step)
+            node, t = node[step], _child_type(t, step)
+        types.append(t)
+    return path, types
+
+
+def _converts(value: Any, t: Any) -> bool:
+    try:
+        msgspec.convert(value, t, strict=False)
+        return True
+    except (msgspec.ValidationError, TypeError):
+        return False
+
+
+def _get(doc: Any, path: list) -> Any:
+    for p in path:
+        doc = doc[p]
+    return doc
+
+
+def _identity(doc: Any) -> tuple[Optional[str], str]:
+    md = doc.get("metadata") if isinstance(doc, dict) else None
+    md = md if isinstance(md, dict) else {}
+    ns, name = md.get("namespace"), md.get("name")
+    return (ns if isinstance(ns, str) else None), (name if isinstance(name, str) else "?")
+
+
+# List elements dropped whole when one of their fields is unreadable.
+_WHOLE_ELEMENTS = (Taint, Toleration, NodeCondition, PodCondition, NodeSelectorRequirement, LabelSelectorRequirement,
+                   NodeSelectorTerm, PodAffinityTerm, TopologySpreadConstraint, OwnerReference, SchedulingGate)
+
+
+def decode_salvaging(kind: str, raw: Any, source: str = "") -> tuple[Optional[Any], list[Unreadable]]:
+    """Decode one object of ``kind`` (JSON bytes, ``msgspec.Raw`` or an already
+    parsed dict) into its record, keeping what can be read.
+
+    The common case is the plain msgspec decode. When that fails, the object is
+    read as plain data, the field msgspec names (``at `$.spec.taints```) is removed
+    (a map entry or list element: only the bad one) so that its default applies, and
+    the decode is retried, at most MAX_SALVAGED_FIELDS times. Returns the record
+    (None when it cannot be kept: not a map, its name or namespace unreadable, too
+    many bad fields) and one :class:`Unreadable` per field given up."""
+    t = TYPED_KINDS.get(kind, GenericObject)
+    shown = _DISPLAY_KIND.get(kind, kind)
+    try:
+        if isinstance(raw, (bytes, bytearray, memoryview, msgspec.Raw)):
+            return decode_lenient(decoder_for(kind), raw), []
+        return msgspec.convert(raw, t, strict=False), []
+    except msgspec.ValidationError as e:
+        error = str(e)
+    except msgspec.DecodeError as e:
+        return None, [Unreadable(shown, None, "?", "", f"not valid JSON ({e})", kept=False, source=source)]
+    except TypeError as e:
+        return None, [Unreadable(shown, None, "?", "", str(e), kept=False, source=source)]
+    if not isinstance(raw, (bytes, bytearray, memoryview, msgspec.Raw)):
+        doc = copy.deepcopy(raw)
+    else:
+        try:
+            doc = decode_lenient(msgspec.json, raw)
+        except msgspec.DecodeError as e:
+            return None, [Unreadable(shown, None, "?", "", f"not valid JSON ({e})", kept=False, source=source)]
+    if not isinstance(doc, dict):
+        return None, [Unreadable(shown, None, "?", "", _problem_text(error), kept=False, source=source)]
+    ns, name = _identity(doc)
+    problems: list[Unreadable] = []
+    for _ in range(MAX_SALVAGED_FIELDS):
+        steps = _parse_error_path(error)
+        path, types = _pinpoint(doc, t, steps or [])
+        message = _problem_text(error.split(" - at `")[0])
+        if steps is None or not path or tuple(path) in _IDENTITY:
+            return None, problems + [Unreadable(shown, ns, name, field_text(tuple(path)), message, kept=False,
+                                                source=source, path=tuple(path))]
+        if len(path) >= 2 and isinstance(path[-2], int) and _unwrap(types[-2]) in _WHOLE_ELEMENTS:
+            # half a taint or condition misleads more than none: the element goes
+            message = f"{path[-1]}: {message}"
+            path, types = path[:-1], types[:-1]
+        parent = _get(doc, path[:-1])
+        if steps[len(path) - 1:len(path)] == [...]:
+            # a map value: every entry of that map that does not fit goes at once
+            vt = types[-1]
+            bad = [k for k, v in parent.items() if not _converts(v, vt)]
+        else:
+            bad = [path[-1]]
+        for k in bad:
+            p = tuple(path[:-1]) + (k,)
+            why = (quantity_problem(parent[k]) if _unwrap(types[-1]) == Quantity else None) or message
+            problems.append(Unreadable(shown, ns, name, field_text(p), why, source=source, path=p))
+        for k in bad:
+            del parent[k]
+        try:
+            return msgspec.convert(doc, t, strict=False), problems
+        except msgspec.ValidationError as e:
+            error = str(e)
+    return None, problems + [Unreadable(shown, ns, name, "", f"more than {MAX_SALVAGED_FIELDS} unreadable fields",
+                                        kept=False, source=source)]
+
+
+_GOOD_QUANTITIES: set = set()
+
+
+def _scrub_map(values: dict, path: tuple, out: list) -> None:
+    bad = []
+    for k, v in values.items():
+        if isinstance(v, (str, int, float)) and v in _GOOD_QUANTITIES:
+            continue
+        problem = quantity_problem(v)
+        if problem is not None:
+            bad.append((k, problem))
+        elif len(_GOOD_QUANTITIES) < 65536:
+            _GOOD_QUANTITIES.add(v)
+    for k, problem in bad:
+        del values[k]
+        out.append((path + (k,), problem))
+
+
+def scrub_quantities(kind: str, rec: Any) -> list[Unreadable]:
+    """Remove the resource quantities of a Node, Pod or ResourceQuota record that do
+    not parse ("abc", "", "1e999"), so that no check or report trips on them, and say
+    which. Cheap: one pass over the quantity maps, parsing cached."""
+    if kind in ("Pod", "BoundPod", "BoundPodLite"):
+        # the common case, at C speed: every value one already seen to parse
+        spec, known = rec.spec, _GOOD_QUANTITIES.issuperset
+        try:
+            for c in spec.containers:
+                r = c.resources
+                if not (known(r.requests.values()) and known(r.limits.values())):
+                    break
+            else:
+                if not spec.initContainers and (not spec.overhead or known(spec.overhead.values())):
+                    return []
+        except TypeError:   # an unhashable value in a hand-built record: the slow path says which
+            pass
+    found: list[tuple[tuple, str]] = []
+    if kind == "Node":
+        st = rec.status
+        _scrub_map(st.capacity, ("status", "capacity"), found)
+        _scrub_map(st.allocatable, ("status", "allocatable"), found)
+    elif kind in ("Pod", "BoundPod", "BoundPodLite"):
+        spec = rec.spec
+        for group in ("containers", "initContainers"):
+            for i, c in enumerate(getattr(spec, group)):
+                r = c.resources
+                if r.requests:
+                    _scrub_map(r.requests, ("spec", group, i, "resources", "requests"), found)
+                if r.limits:
+                    _scrub_map(r.limits, ("spec", group, i, "resources", "limits"), found)
+        if spec.overhead:
+            _scrub_map(spec.overhead, ("spec", "overhead"), found)
+    elif kind == "ResourceQuota":
+        _scrub_map(rec.spec.hard, ("spec", "hard"), found)
+        _scrub_map(rec.status.hard, ("status", "hard"), found)
+        _scrub_map(rec.status.used, ("status", "used"), found)
+    if not found:
+        return []
+    md = rec.metadata
+    return [Unreadable(_DISPLAY_KIND.get(kind, kind), md.namespace, md.name, field_text(p), problem, path=p)
+            for p, problem in found]

@@ -19,9 +19,18 @@ _SUFFIX = {
 _RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$")
 
 
-@lru_cache(maxsize=4096)
 def parse_quantity(text: object) -> float:
-    if isinstance(text, bool):
+    """The value of a quantity; ``ValueError`` for anything that is not one (a
+    string that does not parse, null, a boolean, a list, a map)."""
+    try:
+        return _parse(text)
+    except TypeError:   # unhashable: a list or a map where a quantity belongs
+        raise ValueError(f"not a quantity: {text!r}") from None
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: object) -> float:
+    if isinstance(text, bool) or text is None:
         raise ValueError(f"not a quantity: {text!r}")
     if isinstance(text, (int, float)):
         value = float(text)

@@ -17,12 +17,24 @@ from .objects import Container, Pod
 from .quantity import parse_quantity
 
 
+def _quantity(value: object) -> float | None:
+    try:
+        return parse_quantity(value)
+    except ValueError:
+        return None
+
+
 def container_requests(c: Container) -> dict[str, float]:
+    """A container's requests, a missing request falling back to its limit. A value
+    that is not a quantity counts as absent: records in a Snapshot have had such
+    values removed and reported (gpuctl.model.objects.scrub_quantities); this only
+    keeps a hand-built record from crashing a check."""
     out: dict[str, float] = {}
-    for name, value in c.resources.limits.items():
-        out[name] = parse_quantity(value)
-    for name, value in c.resources.requests.items():
-        out[name] = parse_quantity(value)
+    for source in (c.resources.limits, c.resources.requests):
+        for name, value in source.items():
+            q = _quantity(value)
+            if q is not None:
+                out[name] = q
     return out
 
 
@@ -46,7 +58,7 @@ def pod_requests(pod: Pod) -> dict[str, float]:
     for k in dict.fromkeys([*apps, *sidecars, *init_peak]):  # deterministic: order of first appearance
         total[k] = max(apps[k] + sidecars[k], init_peak[k])
     for k, v in pod.spec.overhead.items():
-        total[k] = total.get(k, 0.0) + parse_quantity(v)
+        total[k] = total.get(k, 0.0) + (_quantity(v) or 0.0)
     return {k: v for k, v in total.items() if v > 0}
 
 

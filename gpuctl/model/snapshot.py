@@ -15,7 +15,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
-from .objects import Event, GenericObject, Node, PersistentVolumeClaim, Pod, ResourceQuota, RuntimeClass, StorageClass
+from .objects import (Event, GenericObject, Node, PersistentVolumeClaim, Pod, ResourceQuota, RuntimeClass, StorageClass,
+                      Unreadable, scrub_quantities)
 
 # Data sets checks may depend on (the keys of Snapshot.gaps).
 NODES = "nodes"
@@ -88,6 +89,22 @@ class LogStore:
         return self._logs.keys()
 
 
+_QUANTITY_KINDS = frozenset({"Node", "Pod", "BoundPod", "BoundPodLite", "ResourceQuota"})
+
+
+def unreadable_dicts(entries: Iterable[Any]) -> list[dict[str, Any]]:
+    """The JSON form of Snapshot.unreadable() (docs/output.md, "Objects that could not
+    be read"); a plain line becomes an entry with only ``problem``."""
+    out = []
+    for m in entries:
+        if isinstance(m, Unreadable):
+            out.append(m.to_dict())
+        else:
+            out.append({"kind": None, "namespace": None, "name": None, "field": None, "problem": str(m),
+                        "kept": None, "source": None})
+    return out
+
+
 @dataclass
 class Snapshot:
     source: str = "snapshot"                  # "live" | "snapshot"
@@ -105,7 +122,10 @@ class Snapshot:
     metrics: dict[str, str] = field(default_factory=dict)        # node -> Prometheus text
     probes: dict[str, Any] = field(default_factory=dict)         # node -> probe JSON
     gaps: dict[str, Gap] = field(default_factory=dict)
-    malformed: list[str] = field(default_factory=list)
+    # What could not be fully read: an Unreadable per object field (the record kept
+    # with the field emptied, or left out), or a plain line (a probe file, a
+    # snapshot.json entry). Read it through unreadable().
+    malformed: list[Any] = field(default_factory=list)
     # Nodes whose bound pods are all known (None: every node's).
     pods_known_for: Optional[set[str]] = None
     # Namespaces a saved snapshot holds namespaced objects of (None: all of them).
@@ -115,9 +135,14 @@ class Snapshot:
     # Per-node fit matrices already computed, by scheduling constraints (diagnose pending).
     fit_cache: dict[Any, Any] = field(default_factory=dict, repr=False)
     _event_index: Optional[tuple[int, dict[tuple[str, str], list[Event]]]] = field(default=None, repr=False)
+    _problem_index: Optional[tuple[int, dict[tuple, list[Unreadable]]]] = field(default=None, repr=False)
 
     # ------------------------------------------------------------ adding records
     def add(self, kind: str, rec: Any) -> None:
+        if kind in _QUANTITY_KINDS:
+            bad = scrub_quantities(kind, rec)
+            if bad:
+                self.malformed.extend(bad)
         if kind == "Node":
             self.nodes[rec.metadata.name] = rec
         elif kind == "Pod":
@@ -136,6 +161,38 @@ class Snapshot:
             self.runtime_classes[rec.metadata.name] = rec
         else:
             self.generic.setdefault(kind, []).append(rec)
+
+    def unreadable(self, kinds: Optional[Iterable[str]] = None) -> list[Any]:
+        """What could not be fully read, once each: :class:`Unreadable` entries (only
+        of ``kinds`` when given) and, without ``kinds``, the plain lines."""
+        wanted = set(kinds) if kinds is not None else None
+        seen: set = set()
+        out: list[Any] = []
+        for m in self.malformed:
+            if isinstance(m, Unreadable):
+                if wanted is not None and m.kind not in wanted:
+                    continue
+                key = m.key
+            else:
+                if wanted is not None:
+                    continue
+                key = str(m)
+            if key not in seen:
+                seen.add(key)
+                out.append(m)
+        return out
+
+    def problems_of(self, kind: str, namespace: Optional[str], name: str) -> list[Unreadable]:
+        """The fields of one object that could not be read (indexed: called per pod)."""
+        if not self.malformed:
+            return []
+        if self._problem_index is None or self._problem_index[0] != len(self.malformed):
+            index: dict[tuple, list[Unreadable]] = {}
+            for m in self.unreadable():
+                if isinstance(m, Unreadable):
+                    index.setdefault((m.kind, m.namespace or None, m.name), []).append(m)
+            self._problem_index = (len(self.malformed), index)
+        return self._problem_index[1].get((kind, namespace or None, name), [])
 
     def gap(self, key: str) -> Optional[Gap]:
         return self.gaps.get(key)

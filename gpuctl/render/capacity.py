@@ -16,7 +16,48 @@ from .safe import clean
 BAR_WIDTH = 10
 
 
-def _bar(used: float, total: float) -> Text:
+def _n(v: Any) -> str:
+    """A figure, or "?" where it could not be read."""
+    return "?" if v is None else str(v)
+
+
+def unreadable_lines(doc: dict[str, Any]) -> list[str]:
+    """One line per object that could not be fully read (doc["unreadable"]):
+    ``Node gpu-a-1: spec.taints: expected a list, got a map``."""
+    out = []
+    for u in doc.get("unreadable") or []:
+        if u.get("kind") is None:
+            out.append(clean(u["problem"]))
+            continue
+        ref = f"{u['kind']} {u['namespace'] + '/' if u.get('namespace') else ''}{u.get('name') or '?'}"
+        line = f"{ref}: {u['field'] + ': ' if u.get('field') else ''}{u['problem']}"
+        if u.get("kept") is False:
+            line += " (left out of the report)"
+        out.append(clean(line))
+    return out
+
+
+def print_unreadable(doc: dict[str, Any], console: Console) -> None:
+    lines = unreadable_lines(doc)
+    if not lines:
+        return
+    console.print()
+    console.print(Text(f"Could not be read fully ({len(lines)}); the report leaves these fields out:", style="bold yellow"))
+    for line in lines:
+        console.print(Text("  " + line, style="yellow"), soft_wrap=True)
+
+
+def unreadable_markdown(doc: dict[str, Any]) -> list[str]:
+    lines = unreadable_lines(doc)
+    if not lines:
+        return []
+    return ["", f"Could not be read fully ({len(lines)}); the report leaves these fields out:", ""] + \
+        [f"- {_md(line)}" for line in lines]
+
+
+def _bar(used: Any, total: Any) -> Text:
+    if used is None or total is None:
+        return Text("?" * BAR_WIDTH, style="dim")
     if total <= 0:
         return Text("·" * BAR_WIDTH, style="dim")
     filled = min(BAR_WIDTH, round(BAR_WIDTH * used / total))
@@ -32,6 +73,8 @@ def _state(row: dict[str, Any]) -> Text:
         bits.append(("cordoned", "yellow"))
     if row["unhealthy"]:
         bits.append((f"{row['unhealthy']} unhealthy", "magenta"))
+    if row.get("unreadable"):
+        bits.append(("partly unreadable", "bold yellow"))
     if not bits:
         return Text("ok", style="green")
     out = Text()
@@ -44,6 +87,7 @@ def render_capacity(doc: dict[str, Any], console: Console, wide: bool = False) -
     console.print(Text(f"GPU capacity by pool (pool label: {clean(doc['pool_label'])})", style="bold"))
     if not doc["rows"]:
         console.print(Text("No node advertises a GPU resource.", style="bold"))
+        print_unreadable(doc, console)
         return
     for pool in doc["pools"]:
         rows = [r for r in doc["rows"] if r["pool"] == pool["pool"] and r["resource"] == pool["resource"]]
@@ -65,8 +109,8 @@ def render_capacity(doc: dict[str, Any], console: Console, wide: bool = False) -
             cells = [Text(clean(r["node"]))]
             if "SKU" in columns:
                 cells.append(Text(clean((r["sku"] or "?") + share)))
-            cells += [_bar(r["allocated"], r["allocatable"]), Text(f"{r['allocated']}/{r['allocatable']}"),
-                      Text(str(r["free"])), _state(r)]
+            cells += [_bar(r["allocated"], r["allocatable"]), Text(f"{_n(r['allocated'])}/{_n(r['allocatable'])}"),
+                      Text(_n(r["free"])), _state(r)]
             if wide:
                 cells += [Text(clean(", ".join(r.get("taints") or [])) or "-"),
                           Text(clean(", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items())) or "-")]
@@ -90,10 +134,11 @@ def render_capacity(doc: dict[str, Any], console: Console, wide: bool = False) -
         totals.add_row(t["resource"], str(t["nodes"]), str(t["capacity"]), str(t["allocatable"]), str(t["allocated"]),
                        str(t["free"]), str(t["unhealthy"]))
     console.print(totals)
+    print_unreadable(doc, console)
 
 
 CSV_COLUMNS = ("node", "pool", "resource", "sku", "capacity", "allocatable", "allocated", "free", "unhealthy",
-               "schedulable", "ready", "replicas", "physical_gpus")
+               "schedulable", "ready", "replicas", "physical_gpus", "unreadable")
 
 
 def capacity_csv(doc: dict[str, Any]) -> str:
@@ -101,7 +146,9 @@ def capacity_csv(doc: dict[str, Any]) -> str:
     w = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in doc["rows"]:
-        w.writerow({k: clean(v) if isinstance(v, str) else v for k, v in r.items()})
+        row = {k: clean(v) if isinstance(v, str) else v for k, v in r.items()}
+        row["unreadable"] = clean("; ".join(r.get("unreadable") or []))
+        w.writerow(row)
     return out.getvalue()
 
 
@@ -120,9 +167,11 @@ def capacity_markdown(doc: dict[str, Any]) -> str:
     lines += ["", "| node | resource | sku | allocated / allocatable | free | state |", "| --- | --- | --- | --- | --- | --- |"]
     for r in doc["rows"]:
         state = ", ".join(s for s, on in (("NotReady", not r["ready"]), ("cordoned", not r["schedulable"]),
-                                           (f"{r['unhealthy']} unhealthy", bool(r["unhealthy"]))) if on) or "ok"
-        lines.append(f"| {_md(r['node'])} | `{r['resource']}` | {_md(r['sku'] or '?')} | {r['allocated']} / {r['allocatable']} | "
-                     f"{r['free']} | {state} |")
+                                           (f"{r['unhealthy']} unhealthy", bool(r["unhealthy"])),
+                                           ("partly unreadable", bool(r.get("unreadable")))) if on) or "ok"
+        lines.append(f"| {_md(r['node'])} | `{r['resource']}` | {_md(r['sku'] or '?')} | {_n(r['allocated'])} / {_n(r['allocatable'])} | "
+                     f"{_n(r['free'])} | {state} |")
+    lines += unreadable_markdown(doc)
     return "\n".join(lines) + "\n"
 
 
@@ -164,6 +213,7 @@ def render_pending(doc: dict[str, Any], console: Console, wide: bool = False) ->
             console.print(Text(f"   Runbook: {g['runbook']}", style="dim"))
     for c in doc.get("checks") or []:
         console.print(Text(f"  {c['status']} {clean(c['name'])}: {clean(c['detail'])}", style="yellow"))
+    print_unreadable(doc, console)
 
 
 def pending_markdown(doc: dict[str, Any]) -> str:
@@ -180,4 +230,7 @@ def pending_markdown(doc: dict[str, Any]) -> str:
         lines += ["Not read or not decided:", ""]
         lines += [f"- {_md(c['status'])} {_md(c['name'])}: {_md(c['detail'])}" for c in doc["checks"]]
         lines.append("")
+    unreadable = unreadable_markdown(doc)
+    if unreadable:
+        lines += unreadable[1:] + [""]
     return "\n".join(lines)

@@ -50,7 +50,8 @@ def _target_line(d: Diagnosis) -> Text:
         bits.append(f"on {t['node']}")
     for g in t.get("gpus") or []:
         exp = f"{g['expected']} expected, " if g.get("expected") is not None else ""
-        bits.append(f"{g['resource']}: {exp}{g['capacity']} advertised, {g['allocatable']} allocatable, {g['allocated']} allocated")
+        n = {k: "?" if g.get(k) is None else g[k] for k in ("capacity", "allocatable", "allocated")}
+        bits.append(f"{g['resource']}: {exp}{n['capacity']} advertised, {n['allocatable']} allocatable, {n['allocated']} allocated")
     if t.get("driver"):
         d = t["driver"]
         bits.append("driver " + " / CUDA ".join(x for x in (d.get("version"), d.get("cuda")) if x))

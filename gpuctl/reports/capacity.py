@@ -22,13 +22,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..checks.context import used_by
+from ..checks.context import requests_read, used_by
 from ..knowledge import catalog
 from ..model.matching import node_selector_mismatches, required_affinity_matches
-from ..model.objects import Node
+from ..model.objects import Node, Unreadable
 from ..model.quantity import parse_quantity
 from ..model.requests import request_of
-from ..model.snapshot import Snapshot
+from ..model.snapshot import Snapshot, unreadable_dicts
 
 POOL_LABELS = ("gpu-type", "nvidia.com/gpu.product", "node.kubernetes.io/instance-type")
 _DRIVER_RE = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
@@ -41,8 +41,19 @@ def _num(v: Any) -> float:
         return 0.0
 
 
-def _int(v: float) -> Any:
+def _int(v: Optional[float]) -> Any:
+    if v is None:
+        return None
     return int(v) if v == int(v) else round(v, 3)
+
+
+def _sum(values) -> float:
+    """The sum of the known figures (a row whose figure could not be read is None)."""
+    return sum(v for v in values if v is not None)
+
+
+# Kinds `nodes capacity` reads: an unreadable one of these makes the report partial.
+READS = ("Node", "Pod", "ResourceSlice", "DeviceClass", "ResourceClaim")
 
 
 @dataclass
@@ -50,9 +61,9 @@ class Row:
     node: str
     resource: str
     sku: Optional[str]
-    capacity: float
-    allocatable: float
-    allocated: float
+    capacity: Optional[float]          # None: could not be read (see ``unreadable``)
+    allocatable: Optional[float]
+    allocated: Optional[float]
     schedulable: bool
     ready: bool
     pool: str
@@ -61,13 +72,18 @@ class Row:
     claims: list[str] = field(default_factory=list)
     taints: list[str] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
 
     @property
-    def free(self) -> float:
+    def free(self) -> Optional[float]:
+        if self.allocatable is None or self.allocated is None:
+            return None
         return max(0.0, self.allocatable - self.allocated)
 
     @property
-    def unhealthy(self) -> float:
+    def unhealthy(self) -> Optional[float]:
+        if self.capacity is None or self.allocatable is None:
+            return None
         return max(0.0, self.capacity - self.allocatable)
 
     def to_dict(self, wide: bool = False) -> dict[str, Any]:
@@ -81,6 +97,8 @@ class Row:
             d["physical_gpus"] = self.physical_gpus
         if self.claims:
             d["claims"] = self.claims
+        if self.unreadable:
+            d["unreadable"] = list(self.unreadable)
         if wide:
             d["taints"] = self.taints
             d["labels"] = self.labels
@@ -106,10 +124,15 @@ def _gpu_labels(labels: dict[str, str]) -> dict[str, str]:
 
 def _rows_for_node(snap: Snapshot, node: Node, pods: list, pool_label: str) -> list[Row]:
     labels = node.metadata.labels
-    resources = [r for r in dict.fromkeys([*node.status.capacity, *node.status.allocatable])
-                 if catalog.is_gpu_resource(r) and (_num(node.status.capacity.get(r, 0)) > 0 or _num(node.status.allocatable.get(r, 0)) > 0)]
+    own = snap.problems_of("Node", None, node.metadata.name)
+    unknown = {u.path[1:3] for u in own if u.path[:2] in (("status", "capacity"), ("status", "allocatable"))}
+    resources = [r for r in dict.fromkeys([*node.status.capacity, *node.status.allocatable,
+                                           *(k[1] for k in unknown if len(k) == 2)])
+                 if catalog.is_gpu_resource(r) and (_num(node.status.capacity.get(r, 0)) > 0 or _num(node.status.allocatable.get(r, 0)) > 0
+                                                    or ("capacity", r) in unknown or ("allocatable", r) in unknown)]
     if not resources:
         return []
+    pod_problems = [u for p in pods for u in snap.problems_of("Pod", p.metadata.namespace, p.metadata.name)]
     ev = catalog.node_has_gpus(labels)
     sku = ev.sku.id if ev and ev.sku else None
     used = used_by(pods, tuple(resources))
@@ -120,8 +143,13 @@ def _rows_for_node(snap: Snapshot, node: Node, pods: list, pool_label: str) -> l
     rows = []
     for r in resources:
         cap, alloc = _num(node.status.capacity.get(r, 0)), _num(node.status.allocatable.get(r, 0))
-        row = Row(node.metadata.name, r, sku, cap, alloc, used.get(r, 0.0), not node.spec.unschedulable, node.ready, pool,
-                  taints=taints, labels=_gpu_labels(labels))
+        hidden = [u for u in pod_problems if requests_read(u.path, {r})]
+        row = Row(node.metadata.name, r, sku,
+                  None if {("capacity",), ("capacity", r)} & unknown else cap,
+                  None if {("allocatable",), ("allocatable", r)} & unknown else alloc,
+                  None if hidden else used.get(r, 0.0), not node.spec.unschedulable, node.ready, pool,
+                  taints=taints, labels=_gpu_labels(labels),
+                  unreadable=[f"{u.field}: {u.problem}" for u in own] + [str(u) for u in hidden])
         if sharing and r in ("nvidia.com/gpu", "nvidia.com/gpu.shared"):
             row.replicas = replicas
             count = labels.get("nvidia.com/gpu.count")
@@ -190,7 +218,7 @@ def _pending_requests(snap: Snapshot, pool_nodes: list[Node], resource: str) -> 
 
 
 def _fragmentation(rows: list[Row], pending: list[float], running_sizes: list[float], resource: str) -> dict[str, Any]:
-    usable = [r for r in rows if r.schedulable and r.ready]
+    usable = [r for r in rows if r.schedulable and r.ready and r.free is not None]
     frees = [r.free for r in usable]
     largest = max(frees) if frees else 0.0
     histogram = Counter(str(_int(f)) for f in frees)
@@ -225,7 +253,8 @@ def _consolidation(snap: Snapshot, rows: list[Row], pods_by_node: dict[str, list
     if not pending:
         return None
     need = max(pending)
-    usable = sorted((r for r in rows if r.schedulable and r.ready), key=lambda r: -r.free)
+    usable = sorted((r for r in rows if r.schedulable and r.ready and r.free is not None and r.allocated is not None),
+                    key=lambda r: -r.free)
     if not usable or usable[0].free >= need:
         return None
     for target in usable:
@@ -274,9 +303,9 @@ def capacity_report(snap: Snapshot, pool_label: Optional[str] = None, wide: bool
                                       if (q := request_of(p, resource)) > 0]
         entry: dict[str, Any] = {
             "pool": pool, "resource": resource, "nodes": len(prow),
-            "capacity": _int(sum(r.capacity for r in prow)), "allocatable": _int(sum(r.allocatable for r in prow)),
-            "allocated": _int(sum(r.allocated for r in prow)), "free": _int(sum(r.free for r in prow)),
-            "unhealthy": _int(sum(r.unhealthy for r in prow)), "pending_pods": len(pending),
+            "capacity": _int(_sum(r.capacity for r in prow)), "allocatable": _int(_sum(r.allocatable for r in prow)),
+            "allocated": _int(_sum(r.allocated for r in prow)), "free": _int(_sum(r.free for r in prow)),
+            "unhealthy": _int(_sum(r.unhealthy for r in prow)), "pending_pods": len(pending),
             "fragmentation": _fragmentation(prow, pending, running, resource),
         }
         hint = _consolidation(snap, prow, pods_by_node, resource, pending)
@@ -287,8 +316,34 @@ def capacity_report(snap: Snapshot, pool_label: Optional[str] = None, wide: bool
     totals = []
     for resource in sorted({r.resource for r in rows}):
         rr = [r for r in rows if r.resource == resource]
-        totals.append({"resource": resource, "nodes": len(rr), "capacity": _int(sum(r.capacity for r in rr)),
-                       "allocatable": _int(sum(r.allocatable for r in rr)), "allocated": _int(sum(r.allocated for r in rr)),
-                       "free": _int(sum(r.free for r in rr)), "unhealthy": _int(sum(r.unhealthy for r in rr))})
-    return {"schema": "gpuctl/capacity/v1", "pool_label": key, "rows": [r.to_dict(wide) for r in rows],
-            "pools": pools, "totals": totals}
+        totals.append({"resource": resource, "nodes": len(rr), "capacity": _int(_sum(r.capacity for r in rr)),
+                       "allocatable": _int(_sum(r.allocatable for r in rr)), "allocated": _int(_sum(r.allocated for r in rr)),
+                       "free": _int(_sum(r.free for r in rr)), "unhealthy": _int(_sum(r.unhealthy for r in rr))})
+    doc = {"schema": "gpuctl/capacity/v1", "pool_label": key, "rows": [r.to_dict(wide) for r in rows],
+           "pools": pools, "totals": totals}
+    unreadable = capacity_unreadable(snap)
+    if unreadable:
+        doc["unreadable"] = unreadable_dicts(unreadable)
+    return doc
+
+
+def capacity_unreadable(snap: Snapshot) -> list[Any]:
+    """The objects this report reads that could not be fully read: nodes (those a
+    --selector left out aside), pods bound to the nodes reported or Pending, DRA
+    objects."""
+    out = []
+    for u in snap.unreadable():
+        if not isinstance(u, Unreadable):
+            if str(u).startswith(("Node ", "Pod ", "BoundPod")):   # a line from a list decoder
+                out.append(u)
+            continue
+        if u.kind not in READS:
+            continue
+        if u.kind == "Node" and u.kept and u.name not in snap.nodes:
+            continue   # not selected
+        if u.kind == "Pod" and u.kept:
+            p = snap.pods.get(f"{u.namespace}/{u.name}")
+            if p is not None and p.spec.nodeName and p.spec.nodeName not in snap.nodes:
+                continue
+        out.append(u)
+    return out
