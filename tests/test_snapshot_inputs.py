@@ -177,3 +177,12 @@ def test_a_few_honest_anchors_still_read(cli, tmp_path):
     r = _capacity(cli, tmp_path)
     assert r.code == 0, r.err
     assert sorted(row["node"] for row in r.json()["rows"]) == ["gpu-a", "gpu-b"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux's /proc/self/mem, a regular file whose read fails")
+def test_a_file_that_cannot_be_read_is_one_line_naming_it(cli):
+    # /proc/self/mem is a regular file that stat() accepts and read() refuses (EIO): the
+    # one unreadable file a test can make as root, where chmod 000 does not stop reads.
+    r = _capacity(cli, "/proc/self/mem")
+    assert r.code == 4
+    assert "/proc/self/mem could not be read" in _one_line(r.err)
