@@ -227,10 +227,16 @@ def find_pod(snap: Snapshot, namespace: str, name: str) -> Pod:
     if elsewhere:
         hint = f"a pod of that name exists in namespace(s) {', '.join(elsewhere)}: try -n {elsewhere[0]}"
     else:
-        names = sorted({p.metadata.name for p in snap.pods.values() if p.metadata.namespace == namespace})
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-        if close:
-            hint = f"did you mean {', '.join(close)}?"
+        from .model.names import did_you_mean
+
+        names = {p.metadata.name for p in snap.pods.values() if p.metadata.namespace == namespace}
+        owners = sorted({f"{o.kind.lower()}/{o.name}" for p in snap.pods.values() if p.metadata.namespace == namespace
+                         for o in p.metadata.ownerReferences if o.name == name and o.kind in ("Job", "StatefulSet")})
+        close = did_you_mean(name, names)
+        if owners:
+            hint = f"{name} is {' and '.join(owners)}: gpuctl diagnose pod {owners[0]} -n {namespace}"
+        elif close:
+            hint = close
         elif snap.namespaces is not None and namespace not in snap.namespaces:
             hint = (f"the snapshot holds namespace(s) {', '.join(snap.namespaces)} only; save one of {namespace} "
                     f"(gpuctl snapshot save FILE -n {namespace})")
@@ -332,8 +338,9 @@ def find_node(snap: Snapshot, name: str):
         from .errors import SourceError
 
         raise SourceError(f"node {name}: {snap.gaps[NODES_KEY].describe()}")
-    close = difflib.get_close_matches(name, sorted(snap.nodes), n=3, cutoff=0.6)
-    raise TargetNotFound(f'node "{name}" not found', f"did you mean {', '.join(close)}?" if close else None)
+    from .model.names import did_you_mean
+
+    raise TargetNotFound(f'node "{name}" not found', did_you_mean(name, snap.nodes))
 
 
 def diagnose_node(snap: Snapshot, name: str) -> Diagnosis:
@@ -403,17 +410,56 @@ def catalog_sku(node) -> Optional[str]:
     return ev.sku.id if ev and ev.sku else None
 
 
+def parse_target(target: str) -> tuple[Optional[str], str, Optional[str]]:
+    """(kind, name, namespace) of what the user typed, as kubectl prints things:
+    ``NAME``; ``KIND/NAME`` (``job/x``, ``deploy/x``); ``kind.group/name`` from
+    ``kubectl get -o name`` (``job.batch/x``, ``pytorchjob.kubeflow.org/x``,
+    ``pod/x``); ``NAMESPACE/NAME``, as gpuctl itself prints pods. A prefix that is
+    a known kind wins over a namespace of the same name."""
+    from .checks.workload import KINDS
+
+    if "/" not in target:
+        return None, target, None
+    head, _, name = target.partition("/")
+    if "/" in name:
+        from .errors import UsageError
+
+        raise UsageError(f"invalid target {target!r}: give NAME, KIND/NAME or NAMESPACE/NAME")
+    lowered = head.lower()
+    if lowered == "job.batch.volcano.sh":
+        return "vcjob", name, None
+    base = lowered.split(".", 1)[0]
+    if base in ("pod", "pods", "po"):
+        return "pod", name, None
+    if base in KINDS:
+        return base, name, None
+    return None, name, head
+
+
 def split_target(target: str) -> tuple[Optional[str], str]:
-    if "/" in target:
-        kind, _, name = target.partition("/")
-        return kind.lower(), name
-    return None, target
+    kind, name, _ = parse_target(target)
+    return kind, name
 
 
 def diagnose_workload(snap: Snapshot, namespace: str, kind: str, name: str) -> Diagnosis:
     from .checks.workload import diagnose_workload as run
 
     return run(snap, namespace, kind, name)
+
+
+def find_pod_anywhere(snap: Snapshot, name: str) -> str:
+    """``diagnose pod -A NAME``: the namespace of the one pod of that name."""
+    from .errors import TargetNotFound, UsageError
+
+    spaces = sorted(p.metadata.namespace or "default" for p in snap.pods.values() if p.metadata.name == name)
+    if len(spaces) == 1:
+        return spaces[0]
+    if spaces:
+        raise UsageError(f"{len(spaces)} pods are named {name}: " + ", ".join(f"{s}/{name}" for s in spaces)
+                         + "; give one as NAMESPACE/NAME")
+    from .model.names import did_you_mean
+
+    raise TargetNotFound(f'pod "{name}" not found in any namespace', did_you_mean(name, {p.metadata.name for p in snap.pods.values()}))
 
 
 def diagnose(snap: Snapshot, namespace: str, target: str) -> Diagnosis:

@@ -94,13 +94,51 @@ def runbook_ref(code: str) -> str:
     return f"gpuctl runbook {code}"
 
 
+# Commands a person must adapt or watch before running them, recognised by form;
+# a check may also name its own reason (``Fix.needs_judgement``).
+_JUDGEMENT_FORMS: tuple[tuple[str, str], ...] = (
+    (" edit ", "opens an editor: make the change its comment names"),
+    (" -it ", "opens an interactive shell on the node"),
+    ("kubectl drain ", "evicts every pod of the node: pick the moment"),
+    (" -w", "watches until interrupted"),
+    ("<", "fill in the <placeholder> first"),
+)
+
+
+def _judgement_of(commands: list[str]) -> str:
+    for cmd in commands:
+        first = cmd.split("#", 1)[0] + " "
+        for form, why in _JUDGEMENT_FORMS:
+            if form in first:
+                return why
+    return ""
+
+
 @dataclass
 class Fix:
+    """What to do: ``commands`` are shell lines, each runnable as printed (one
+    command per entry, a trailing ``# comment`` allowed); ``snippets`` are YAML to
+    put into a manifest, never shell. ``needs_judgement`` says why a person must
+    decide or adapt before running them; empty means the commands were built from
+    the cluster's data and run as printed (the tests execute them against the local
+    API server)."""
+
     summary: str
     commands: list[str] = field(default_factory=list)
+    snippets: list[str] = field(default_factory=list)
+    needs_judgement: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.needs_judgement:
+            self.needs_judgement = _judgement_of(self.commands)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"summary": self.summary, "commands": list(self.commands)}
+        d: dict[str, Any] = {"summary": self.summary, "commands": list(self.commands)}
+        if self.snippets:
+            d["snippets"] = list(self.snippets)
+        if self.needs_judgement:
+            d["needsJudgement"] = self.needs_judgement
+        return d
 
 
 @dataclass

@@ -23,7 +23,9 @@ What is emulated, and why it matters for a diagnostic tool:
   real server returns - a selector that works here works on a cluster.
 * Chunked lists (``limit``/``continue``), an optional server-side page cap so
   callers must follow ``continue``, and 410 "Expired" for compacted tokens.
-* PATCH (merge, strategic-merge approximated as merge, JSON patch),
+* PATCH (merge, strategic merge approximated as merge with its `$patch: replace`
+  directive honoured, JSON patch), DELETE, POST (create: a Job's selector generated
+  as the apiserver does), PUT; a Job's template and a pod's spec immutable (422),
   ``dryRun=All``, resourceVersion preconditions (409).
 * Fault injection (HTTP statuses incl. 429 + Retry-After, connection resets,
   hangs, truncated JSON, 410) to test retry and degradation paths.
@@ -722,6 +724,35 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+def _strategic_replace(target: Any, patch: Any) -> Any:
+    """Apply the ``$patch: replace`` directive of a strategic merge patch (what
+    ``kubectl rollout undo`` sends for the pod template): that map replaces the
+    target's instead of merging into it. Other directives are dropped."""
+    if not isinstance(patch, dict):
+        return patch
+    if patch.get("$patch") == "replace":
+        return {"$replaced": _strip_directives({k: v for k, v in patch.items() if k != "$patch"})}
+    out = {}
+    for k, v in patch.items():
+        out[k] = _strategic_replace(target.get(k) if isinstance(target, dict) else None, v)
+    return out
+
+
+def _merge_strategic(target: Any, patch: Any) -> Any:
+    """Merge patch that honours ``{"$replaced": value}`` markers from _strategic_replace."""
+    if isinstance(patch, dict) and set(patch) == {"$replaced"}:
+        return copy.deepcopy(patch["$replaced"])
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = _merge_strategic(result.get(key), value)
+    return result
+
+
 def _strip_directives(patch: Any) -> Any:
     """Drop strategic-merge directives ($patch, $retainKeys, $setElementOrder/...)."""
     if isinstance(patch, dict):
@@ -1020,6 +1051,88 @@ def _parse_request_info(method: str, path: str, query: Mapping[str, list[str]]) 
     return _RequestInfo(group, version, namespace, resource, name, subresource, verb, len(rest) > 3)
 
 
+# The short names kube-apiserver's discovery publishes (kubectl get ds, pvc, po, ...).
+SHORT_NAMES: dict[tuple[str, str], list[str]] = {
+    ("", "pods"): ["po"], ("", "nodes"): ["no"], ("", "namespaces"): ["ns"], ("", "events"): ["ev"],
+    ("", "configmaps"): ["cm"], ("", "persistentvolumeclaims"): ["pvc"], ("", "persistentvolumes"): ["pv"],
+    ("", "resourcequotas"): ["quota"], ("", "limitranges"): ["limits"], ("", "services"): ["svc"],
+    ("", "serviceaccounts"): ["sa"], ("apps", "daemonsets"): ["ds"], ("apps", "deployments"): ["deploy"],
+    ("apps", "replicasets"): ["rs"], ("apps", "statefulsets"): ["sts"], ("batch", "cronjobs"): ["cj"],
+    ("scheduling.k8s.io", "priorityclasses"): ["pc"], ("storage.k8s.io", "storageclasses"): ["sc"],
+    ("events.k8s.io", "events"): ["ev"],
+}
+
+
+def _invalid(res: _Resource, name: str, field: str, detail: str) -> _Response:
+    """422 as the apiserver words it (apierrors.NewInvalid): kubectl prints
+    'The Kind "name" is invalid: field: detail' from the causes."""
+    qualified = f"{res.kind}.{res.group}" if res.group else res.kind
+    return _status_response(422, f'{qualified} "{name}" is invalid: {field}: {detail}', reason="Invalid",
+                            details={"name": name, **({"group": res.group} if res.group else {}), "kind": res.kind,
+                                     "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": field}]})
+
+
+def _rfc3339_now() -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+_JOB_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
+_JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+
+
+def _validate_create(res: _Resource, obj: dict, uid: str) -> tuple[str, str] | None:
+    """The create-time rules fix commands meet: a Job's selector is generated
+    (pkg/registry/batch/job strategy generateSelector + ValidateJob): a copied
+    ``spec.selector`` without ``manualSelector`` and a stale controller-uid
+    template label are refused with the apiserver's words."""
+    if res.kind != "Job" or res.group != "batch":
+        return None
+    spec = obj.setdefault("spec", {})
+    name = obj["metadata"]["name"]
+    tmeta = spec.setdefault("template", {}).setdefault("metadata", {})
+    labels = tmeta.setdefault("labels", {})
+    if spec.get("manualSelector") is True:
+        return None
+    if spec.get("selector"):
+        return "spec.selector", f'Invalid value: {json.dumps(spec["selector"], sort_keys=True)}: `selector` not auto-generated'
+    stale = [k for k in _JOB_UID_LABELS if k in labels and labels[k] != uid]
+    if stale:
+        return f"spec.template.metadata.labels[{stale[0]}]", f"Invalid value: \"{labels[stale[0]]}\": must be '{uid}'"
+    for k in _JOB_UID_LABELS:
+        labels[k] = uid
+    for k in _JOB_NAME_LABELS:
+        labels.setdefault(k, name)
+    spec["selector"] = {"matchLabels": {_JOB_UID_LABELS[0]: uid}}
+    return None
+
+
+_POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "schedulingGates", "terminationGracePeriodSeconds")
+
+
+def _immutable_change(res: _Resource, current: dict, new: dict) -> tuple[str, str] | None:
+    """Updates the apiserver refuses (422), as fix commands would meet them: a Job's
+    pod template is immutable; a pod's spec may only change images, gain
+    tolerations and lose scheduling gates."""
+    cur_spec, new_spec = current.get("spec") or {}, new.get("spec") or {}
+    if res.kind == "Job" and res.group == "batch":
+        if (cur_spec.get("template") or {}).get("spec") != (new_spec.get("template") or {}).get("spec"):
+            return "spec.template", "Invalid value: ...: field is immutable"
+    if res.kind == "Pod" and not res.group:
+        def strip(spec: dict) -> dict:
+            out = {k: v for k, v in spec.items() if k not in _POD_MUTABLE}
+            out["containers"] = [{k: v for k, v in c.items() if k != "image"} for c in spec.get("containers") or []]
+            return out
+        old_tol = cur_spec.get("tolerations") or []
+        if strip(cur_spec) != strip(new_spec) or (new_spec.get("tolerations") or [])[:len(old_tol)] != old_tol:
+            return "spec", ('Forbidden: pod updates may not change fields other than '
+                    '`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,'
+                    '`spec.tolerations` (only additions to existing tolerations),'
+                    '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)')
+    return None
+
+
 # ---------------------------------------------------------------------------
 # The object store.
 # ---------------------------------------------------------------------------
@@ -1113,6 +1226,14 @@ class _Store:
 
     def replace(self, obj: dict) -> None:
         self._put(obj)
+
+    def remove(self, obj: dict) -> None:
+        bucket = self._bucket(self.catalog.for_object(obj))
+        old = bucket.pop(_obj_key(obj), None)
+        if old is not None:
+            self.objects = [o for o in self.objects if o is not old]
+            self._encoded.pop(id(old), None)
+            self.generation += 1
 
     def get(self, res: _Resource, namespace: str, name: str) -> dict | None:
         return self._bucket(res).get((namespace if res.namespaced else "", name))
@@ -1645,8 +1766,11 @@ class SnapshotAPIServer:
             group, version = ("", "v1") if segs[0] == "api" else (segs[1], segs[2])
             resources = []
             for res in catalog.in_group_version(group, version):
-                resources.append({"name": res.plural, "singularName": res.kind.lower(), "namespaced": res.namespaced,
-                                  "kind": res.kind, "verbs": ["get", "list", "patch", "watch"]})
+                entry = {"name": res.plural, "singularName": res.kind.lower(), "namespaced": res.namespaced,
+                         "kind": res.kind, "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]}
+                if SHORT_NAMES.get((group, res.plural)):
+                    entry["shortNames"] = SHORT_NAMES[(group, res.plural)]
+                resources.append(entry)
                 if res.kind == "Pod" and not group:
                     resources.append({"name": "pods/log", "singularName": "", "namespaced": True,
                                       "kind": "Pod", "verbs": ["get"]})
@@ -1655,7 +1779,34 @@ class SnapshotAPIServer:
             return _json_response(200, {"kind": "APIResourceList", "apiVersion": "v1",
                                         "groupVersion": f"{group}/{version}" if group else version,
                                         "resources": resources})
+        if segs[:2] == ["openapi", "v3"]:
+            return self._openapi_v3(segs[2:], gvs)
         return _status_response(404, _NOT_FOUND, details={})
+
+    def _openapi_v3(self, rest: list[str], gvs: dict[str, list[str]]) -> _Response:
+        """Just enough OpenAPI v3 for kubectl's QueryParamVerifierV3: each served
+        resource's PATCH operation, with its group-version-kind and the
+        ``fieldValidation`` query parameter, so ``kubectl replace``/``create`` use
+        server-side field validation (as against any 1.27+ apiserver) instead of
+        downloading a full schema. The server accepts and ignores the parameter."""
+        if not rest:
+            paths = {("api/v1" if not g else f"apis/{g}/{v}"): {"serverRelativeURL": f"/openapi/v3/{'api/v1' if not g else f'apis/{g}/{v}'}?hash=0"}
+                     for g, vs in gvs.items() for v in vs}
+            return _json_response(200, {"paths": paths})
+        group, version = ("", "v1") if rest == ["api", "v1"] else (rest[1], rest[2]) if len(rest) == 3 and rest[0] == "apis" else (None, None)
+        if group is None or version not in gvs.get(group, ()):
+            return _status_response(404, _NOT_FOUND, details={})
+        paths = {}
+        for res in self._store.catalog.in_group_version(group, version):
+            base = ("/api/v1" if not group else f"/apis/{group}/{version}") + (
+                "/namespaces/{namespace}" if res.namespaced else "") + f"/{res.plural}/{{name}}"
+            paths[base] = {"patch": {
+                "x-kubernetes-group-version-kind": {"group": group, "version": version, "kind": res.kind},
+                "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}},
+                               {"name": "dryRun", "in": "query", "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "OK"}}}}
+        return _json_response(200, {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": self.version},
+                                     "paths": paths})
 
     @staticmethod
     def _api_group(group: str, versions: list[str]) -> dict:
@@ -1729,6 +1880,12 @@ class SnapshotAPIServer:
             return self._log(res, namespace, info.name, req)
         if info.verb == "patch" and info.name and info.subresource in ("", "status"):
             return self._patch(res, namespace, info.name, req)
+        if info.verb == "delete" and info.name and not info.subresource:
+            return self._delete(res, namespace, info.name, req)
+        if info.verb == "create" and not info.name:
+            return self._create(res, namespace, req)
+        if info.verb == "update" and info.name and not info.subresource:
+            return self._update(res, namespace, info.name, req)
         if info.subresource and info.verb == "get":
             return _status_response(404, _NOT_FOUND, details={})
         return _status_response(405, "the server does not allow this method on the requested resource",
@@ -2023,6 +2180,8 @@ class SnapshotAPIServer:
             try:
                 if ctype == "application/json-patch+json":
                     patched = json_patch(current, patch)
+                elif isinstance(patch, dict) and "strategic" in ctype:
+                    patched = _merge_strategic(copy.deepcopy(current), _strip_directives(_strategic_replace(current, patch)))
                 elif isinstance(patch, dict):
                     patched = merge_patch(copy.deepcopy(current), _strip_directives(patch))
                 else:
@@ -2046,9 +2205,122 @@ class SnapshotAPIServer:
                     "please apply your changes to the latest version and try again",
                     details=_details(res.plural, res.group, name))
             meta["resourceVersion"] = old_meta.get("resourceVersion")
+            invalid = _immutable_change(res, current, patched)
+            if invalid:
+                return _invalid(res, name, *invalid)
             if patched.get("spec") != current.get("spec") and "generation" in old_meta:
                 meta["generation"] = int(old_meta["generation"]) + 1
             if not dry_run:
                 meta["resourceVersion"] = str(self._store.next_rv())
                 self._store.replace(patched)
             return _json_response(200, patched)
+
+    # -- delete, create, update (what fix commands use: kubectl delete, replace [--force]) ---------
+
+    @staticmethod
+    def _dry_run(req: _Request) -> tuple[bool, _Response | None]:
+        values = req.query.get("dryRun", [])
+        if any(v != "All" for v in values):
+            return False, _status_response(400, f"Invalid dryRun value: {', '.join(values)}")
+        return bool(values), None
+
+    def _delete(self, res: _Resource, namespace: str, name: str, req: _Request) -> _Response:
+        """DELETE of one object: gone at once (no grace period, no finalizers), as a
+        pod with ``--grace-period=0`` would be; the answer is the object, like the
+        apiserver's for a deletion that completes immediately."""
+        dry, bad = self._dry_run(req)
+        if bad is not None:
+            return bad
+        with self._lock:
+            current = self._store.get(res, namespace, name)
+            if current is None:
+                return self._not_found(res, name)
+            if not dry:
+                self._store.remove(current)
+            return _json_response(200, current)
+
+    def _body_object(self, res: _Resource, namespace: str, req: _Request) -> tuple[dict | None, _Response | None]:
+        try:
+            obj = json.loads(req.body or b"null")
+        except ValueError as exc:
+            return None, _status_response(400, f"error decoding the object: {exc}")
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+            return None, _status_response(400, "the body must be a JSON object with metadata")
+        if (obj.get("apiVersion"), obj.get("kind")) != (res.api_version, res.kind):
+            return None, _status_response(400, f"the API version in the data ({obj.get('apiVersion')}) does not "
+                                               f"match the expected API version ({res.api_version})")
+        meta = obj["metadata"]
+        if res.namespaced:
+            if meta.get("namespace") not in (None, "", namespace):
+                return None, _status_response(
+                    400, "the namespace of the provided object does not match the namespace sent on the request")
+            meta["namespace"] = namespace
+        return obj, None
+
+    def _create(self, res: _Resource, namespace: str, req: _Request) -> _Response:
+        """POST: create with new uid, creationTimestamp and resourceVersion; status
+        reset; a Job's selector generated as the apiserver does, so a Job copied
+        from ``kubectl get -o yaml`` fails here exactly as it fails on a cluster."""
+        dry, bad = self._dry_run(req)
+        if bad is not None:
+            return bad
+        obj, bad = self._body_object(res, namespace, req)
+        if bad is not None:
+            return bad
+        meta = obj["metadata"]
+        name = meta.get("name") or ""
+        if not name:
+            return _status_response(422, f"{res.kind}.{res.group or 'core'} is invalid: metadata.name: Required value",
+                                    reason="Invalid")
+        if meta.get("resourceVersion"):
+            return _status_response(500, "resourceVersion should not be set on objects to be created")
+        with self._lock:
+            if self._store.get(res, namespace, name) is not None:
+                return _status_response(409, f'{res.qualified} "{name}" already exists', reason="AlreadyExists",
+                                        details=_details(res.plural, res.group, name))
+            uid = str(uuid.uuid4())
+            meta.update(uid=uid, creationTimestamp=_rfc3339_now(), generation=1)
+            meta.pop("managedFields", None)
+            meta.pop("deletionTimestamp", None)
+            obj.pop("status", None)
+            invalid = _validate_create(res, obj, uid)
+            if invalid:
+                return _invalid(res, name, *invalid)
+            if not dry:
+                meta["resourceVersion"] = str(self._store.next_rv())
+                self._store.replace(obj)
+            return _json_response(201, obj)
+
+    def _update(self, res: _Resource, namespace: str, name: str, req: _Request) -> _Response:
+        """PUT: replace, with the resourceVersion precondition and the same
+        immutability rules as PATCH."""
+        dry, bad = self._dry_run(req)
+        if bad is not None:
+            return bad
+        obj, bad = self._body_object(res, namespace, req)
+        if bad is not None:
+            return bad
+        with self._lock:
+            current = self._store.get(res, namespace, name)
+            if current is None:
+                return self._not_found(res, name)
+            meta, old_meta = obj["metadata"], current["metadata"]
+            if meta.get("name") != name:
+                return _status_response(400, f"the name of the object ({meta.get('name')}) does not match the "
+                                             f"name on the URL ({name})")
+            if meta.get("resourceVersion") and meta["resourceVersion"] != old_meta.get("resourceVersion"):
+                return _status_response(
+                    409, f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has been modified; '
+                    "please apply your changes to the latest version and try again",
+                    details=_details(res.plural, res.group, name))
+            for key in ("uid", "creationTimestamp"):
+                if key in old_meta:
+                    meta[key] = old_meta[key]
+            invalid = _immutable_change(res, current, obj)
+            if invalid:
+                return _invalid(res, name, *invalid)
+            meta["resourceVersion"] = old_meta.get("resourceVersion")
+            if not dry:
+                meta["resourceVersion"] = str(self._store.next_rv())
+                self._store.replace(obj)
+            return _json_response(200, obj)

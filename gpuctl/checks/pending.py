@@ -26,6 +26,9 @@ from ..model.requests import pod_requests
 from ..model.snapshot import DEVICE_PLUGINS, NODES, PODS
 from .base import Partial, check
 from .context import NodeFit, PodContext, is_mig, twin_of
+from .fixes import (add_toleration_ops, change_commands, container_index, crash_log_command, edit_commands, esc, kubectl as _kubectl,
+                    rename_resource_ops, workload_ref)
+from .rollback import rollback_fix, rollback_for_resource, rollback_for_selector
 
 MAX_EVIDENCE_NODES = 6
 SHARE_ACROSS_OWNERS = "node-fit: share across owners"
@@ -49,40 +52,8 @@ def _pending(ctx: PodContext) -> bool:
 # ------------------------------------------------------------------ helpers
 
 
-def workload_ref(ctx: PodContext) -> str:
-    """The object a user edits to change the pod: its controller, else the pod."""
-    for o in ctx.pod.metadata.ownerReferences:
-        if o.controller is not False:
-            kind = o.kind.lower()
-            if kind == "replicaset":
-                rs = ctx.snap.find("ReplicaSet", ctx.ns, o.name)
-                for ro in (rs.metadata.ownerReferences if rs else []):
-                    if ro.kind == "Deployment":
-                        return f"deployment/{ro.name}"
-                if "-" in o.name:
-                    return f"deployment/{o.name.rsplit('-', 1)[0]}"
-            return f"{kind}/{o.name}"
-    return f"pod/{ctx.name}"
-
-
-def _kubectl(ctx: PodContext) -> str:
-    return f"kubectl -n {ctx.ns}"
-
-
 GPU_CAPACITY_CMD = ("kubectl get nodes -o custom-columns='NAME:.metadata.name,"
                     "GPU:.status.allocatable.nvidia\\.com/gpu,CORDONED:.spec.unschedulable'")
-
-
-def edit_commands(ctx: PodContext, change: str) -> list[str]:
-    """How to change the pod's spec: edit its controller's template, except where
-    the template is immutable (a Job, a bare pod) and the object must be re-created."""
-    ref = workload_ref(ctx)
-    kind, _, name = ref.partition("/")
-    if kind in ("job", "pod"):
-        why = "a Job's pod template is immutable" if kind == "job" else "most of a pod's spec is immutable"
-        return [f"{_kubectl(ctx)} get {ref} -o yaml > {name}.yaml   # {change}; {why}, so re-create it:",
-                f"kubectl replace --force -f {name}.yaml"]
-    return [f"{_kubectl(ctx)} edit {ref}   # {change}"]
 
 
 def _node_lines(fits: list[NodeFit], code: str) -> list[str]:
@@ -170,12 +141,19 @@ def _log_evidence(lines, kind: str, limit: int = 3) -> list[str]:
 # ------------------------------------------------------------------ fixes per code
 
 
+STANDARD_GPU_TAINTS = ("nvidia.com/gpu", "amd.com/gpu", "gpu", "sku")
+
+
 def _taint_fixes(ctx: PodContext, fits: list[NodeFit]) -> list[Fix]:
     taints = {}
     for f in fits:
         for t in f.taints:
             taints.setdefault((t.key, t.value or "", t.effect), t)
     fixes = []
+    undo = rollback_fix(ctx, "toleration", [t for t in taints.values()])
+    if undo:
+        fixes.append(undo)
+    ref = workload_ref(ctx)
     for (key, value, effect), t in sorted(taints.items()):
         op = "Equal" if value else "Exists"
         yaml_lines = ["tolerations:", f'- key: "{key}"', f'  operator: "{op}"']
@@ -183,22 +161,17 @@ def _taint_fixes(ctx: PodContext, fits: list[NodeFit]) -> list[Fix]:
             yaml_lines.append(f'  value: "{value}"')
         yaml_lines.append(f'  effect: "{effect}"')
         tol = {"key": key, "operator": op, "effect": effect, **({"value": value} if value else {})}
-        patch = json.dumps([{"op": "add", "path": "/spec/template/spec/tolerations/-", "value": tol}])
-        ref = workload_ref(ctx)
-        cmds = ["\n".join(yaml_lines)]
-        if ref.startswith("pod/"):   # tolerations may be added to a running pod
-            cmds.append(f"{_kubectl(ctx)} patch {ref} --type=json -p '{patch.replace('/spec/template/spec', '/spec')}'")
-        elif ref.startswith("job/"):
-            cmds += edit_commands(ctx, "add the toleration under spec.template.spec.tolerations")
-        else:
-            cmds.append(f"{_kubectl(ctx)} patch {ref} --type=json -p '{patch}'")
-        fixes.append(Fix(f"If the pod belongs on these nodes, tolerate {taint_text(t)} in {ref}'s pod spec "
-                         "(if it has no tolerations yet, add the list instead of appending)", cmds))
+        cmds, why = change_commands(ctx, add_toleration_ops(ctx, tol), pod_mutable=True)
+        fixes.append(Fix(f"If the pod belongs on these nodes, tolerate {taint_text(t)} in {ref}'s pod spec",
+                         cmds, snippets=["\n".join(yaml_lines)], needs_judgement=why))
     nodes = [f.name for f in fits][:3]
     if taints and nodes:
         (key, value, effect) = sorted(taints)[0]
-        fixes.append(Fix("Or, if the taint is stale, remove it from the node(s)",
-                         [f"kubectl taint nodes {n} {key}{'=' + value if value else ''}:{effect}-" for n in nodes]))
+        standard = key in STANDARD_GPU_TAINTS
+        fixes.append(Fix("Or, if the taint is stale, remove it from the node(s)"
+                         + (" (it is the GPU pool's standard taint: without it non-GPU pods land on GPU nodes)" if standard else ""),
+                         [f"kubectl taint nodes {n} {key}{'=' + value if value else ''}:{effect}-" for n in nodes],
+                         needs_judgement="the GPU pool's standard taint keeps other pods off GPU nodes" if standard else ""))
     return fixes
 
 
@@ -212,8 +185,27 @@ def _selector_fix(ctx: PodContext, fits: list[NodeFit]) -> list[Fix]:
     wanted = ", ".join(f"{k}={v}" for k, v in ctx.pod.spec.nodeSelector.items())
     have = ", ".join(f"{k}={v}" if v is not None else f"no {k} label" for (k, v), _ in node_vals.most_common(3))
     ref = workload_ref(ctx)
-    fixes = [Fix(f"The nodes with room have {have}; the pod wants {wanted}. If those nodes are acceptable, "
-                 f"change the nodeSelector of {ref}", edit_commands(ctx, f"spec.nodeSelector: {wanted}"))]
+    fixes = []
+    best: dict[str, Optional[str]] = {}
+    for (k, v), _n in node_vals.most_common():
+        best.setdefault(k, v)
+    undo = rollback_for_selector(ctx, lambda sel: all(best.get(k) == v for k, v in sel.items()),
+                                 "the nodes with room")
+    if undo:
+        fixes.append(undo)
+    ops = []
+    for k, v in ctx.pod.spec.nodeSelector.items():
+        if best.get(k, v) == v:
+            continue
+        path = f"/nodeSelector/{esc(k)}"
+        ops.append({"op": "remove", "path": path} if best.get(k) is None else {"op": "replace", "path": path, "value": best[k]})
+    now = ", ".join(f"{k}={v}" for k, v in ctx.pod.spec.nodeSelector.items())
+    cmds, why = change_commands(ctx, ops) if ops else ([], "")
+    fixes.append(Fix(f"The nodes with room have {have}; the pod wants {wanted}. If those nodes are acceptable, "
+                     f"point the nodeSelector of {ref} at them ({now} → "
+                     + (", ".join(f"{k}={best[k]}" if best.get(k) is not None else f"no {k}" for k in ctx.pod.spec.nodeSelector
+                                  if best.get(k, ctx.pod.spec.nodeSelector[k]) != ctx.pod.spec.nodeSelector[k]) or now) + ")",
+                     cmds, needs_judgement=why))
     mislabelled = [f.name for f in fits if all(
         ctx.snap.nodes[f.name].metadata.labels.get(k) is None for k in keys)]
     if mislabelled:
@@ -221,6 +213,76 @@ def _selector_fix(ctx: PodContext, fits: list[NodeFit]) -> list[Fix]:
                          [f"kubectl label node {n} {' '.join(f'{k}={v}' for k, v in ctx.pod.spec.nodeSelector.items())}"
                           for n in mislabelled[:3]]))
     return fixes
+
+
+def _affinity_text(ctx: PodContext) -> str:
+    na = ctx.pod.spec.affinity.nodeAffinity if ctx.pod.spec.affinity else None
+    terms = na.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms if na and na.requiredDuringSchedulingIgnoredDuringExecution else []
+    parts = []
+    for t in terms[:2]:
+        parts.append(" and ".join(f"{e.key} {e.operator} {','.join(e.values)}".strip() for e in t.matchExpressions[:3]))
+    return " or ".join(f"({p})" for p in parts) or "required terms"
+
+
+def _largest_request(ctx: PodContext, res: str) -> tuple[int, str]:
+    """The container asking the most of ``res`` and its request as written."""
+    best, text, amount = 0, "unset", -1.0
+    from ..model.quantity import parse_quantity
+
+    for i, c in enumerate(ctx.pod.spec.containers):
+        q = c.resources.requests.get(res, c.resources.limits.get(res))
+        if q is None:
+            continue
+        try:
+            v = parse_quantity(q)
+        except (ValueError, TypeError):
+            continue
+        if v > amount:
+            best, text, amount = i, str(q), v
+    return best, text
+
+
+def _change_fix(ctx: PodContext, summary: str, ops: list[dict]) -> Fix:
+    cmds, why = change_commands(ctx, ops)
+    return Fix(summary, cmds, needs_judgement=why)
+
+
+def _edit_resource(ctx: PodContext, r: str, new: str) -> list[str]:
+    for i, c in enumerate(ctx.pod.spec.containers):
+        for part in ("limits", "requests"):
+            values = getattr(c.resources, part)
+            if r in values:
+                return edit_commands(ctx, f"/containers/{i}/resources/{part}", f"{r}: {values[r]}", f"{new} instead")
+    return edit_commands(ctx, "/containers/0/resources/limits", r, new)
+
+
+def _resource_name_fixes(ctx: PodContext, r: str, close: Optional[str]) -> list[Fix]:
+    ref = workload_ref(ctx)
+    if not close:
+        return [Fix(f"Fix the resource name in {ref}: no node advertises {r}",
+                    _edit_resource(ctx, r, "a resource the nodes advertise (kubectl describe nodes | grep -A8 Allocatable)"),
+                    needs_judgement="no advertised name is close: pick the right one")]
+    fixes = []
+    undo = rollback_for_resource(ctx, r, close)
+    if undo:
+        fixes.append(undo)
+    cmds, why = change_commands(ctx, rename_resource_ops(ctx, r, close))
+    fixes.append(Fix(f"Fix the resource name in {ref}: {r} → {close} (limits and requests)", cmds, needs_judgement=why))
+    return fixes
+
+
+def _free_per_node(r: str, frees: list[tuple[float, str]]) -> str:
+    """The nodes with something free by name (at most 8); the ones with nothing, counted."""
+    some = [(v, n) for v, n in frees if v > 0]
+    none = len(frees) - len(some)
+    text = f"free {r} per node: " + ", ".join(f"{n}={format_quantity(r, v)}" for v, n in some[:8])
+    if len(some) > 8:
+        text += f", … ({len(some) - 8} more)"
+    if none:
+        if not some:
+            return f"free {r}: none on any of the {_plural(none, 'node')}"
+        text += f"; {_plural(none, 'node')} with none free"
+    return text
 
 
 def _fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
@@ -232,8 +294,11 @@ def _fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
         return _selector_fix(ctx, fits)
     if code == "node-affinity-mismatch":
         return [Fix(f"Relax the required node affinity of {ref} so it admits {', '.join(names[:3])}, "
-                    "or label the intended nodes to match it", [*edit_commands(ctx, "required node affinity"),
-                                                                 f"kubectl get node {names[0]} --show-labels" if names else "kubectl get nodes --show-labels"])]
+                    "or label the intended nodes to match it",
+                    [f"kubectl get node {names[0]} --show-labels" if names else "kubectl get nodes --show-labels",
+                     *edit_commands(ctx, "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution",
+                                    _affinity_text(ctx), f"terms that admit {', '.join(names[:3]) or 'the GPU nodes'}")],
+                    needs_judgement="which nodes the pod may use is your call")]
     if code == "node-unschedulable":
         return [Fix("Check why the node was cordoned (maintenance, drain, a health controller), then uncordon it",
                     [f"kubectl describe node {n} | grep -iA3 -E 'taints|unschedulable|annotations'" for n in names[:1]]
@@ -244,11 +309,18 @@ def _fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
                     + [f"kubectl debug node/{names[0]} -it --image=busybox -- chroot /host journalctl -u kubelet --since -30m"] if names else [])]
     if code in ("insufficient-cpu", "insufficient-memory", "insufficient-resource"):
         res = {"insufficient-cpu": "cpu", "insufficient-memory": "memory"}.get(code) or _lacking(fits, code)
+        idx, current = _largest_request(ctx, res)
+        most = max((f.free.get(res, 0) for f in fits), default=0)
         return [
-            Fix(f"Lower the pod's {res} request so it fits the free {res} of a GPU node", edit_commands(ctx, f"resources.requests: {res}")),
+            Fix(f"Lower the pod's {res} request so it fits the free {res} of a GPU node",
+                edit_commands(ctx, f"/containers/{idx}/resources/requests/{esc(res)}", current,
+                              f"at most {format_quantity(res, most)} in all containers (the most free on a GPU node with room)"
+                              if most > 0 else "less"),
+                needs_judgement="how much the container can do with is your call"),
             Fix("See which pods hold the node's resources; keep non-GPU pods off GPU nodes with a taint",
                 [f"kubectl get pods -A --field-selector spec.nodeName={n},status.phase=Running -o wide" for n in names[:2]]
-                + ([f"kubectl taint nodes {names[0]} nvidia.com/gpu=present:NoSchedule"] if names else [])),
+                + ([f"kubectl taint nodes {names[0]} nvidia.com/gpu=present:NoSchedule"] if names else []),
+                needs_judgement="a new taint also repels GPU pods that do not tolerate it: add the toleration to them first"),
         ]
     if code == "pod-topology-constraint":
         return [Fix(f"Relax the pod's required (anti-)affinity or topology spread in {ref}, or free a node it accepts",
@@ -352,8 +424,8 @@ def _node_fit(ctx: PodContext) -> Iterable[Finding]:
                 + ev.get("insufficient-gpu", []),
                 nodes=ctx.advertised[twin], root_cause=True, unblocks=len(sole("sharing-resource-mismatch")) or 1,
                 disruption=DISRUPTION["sharing-resource-mismatch"],
-                fixes=[Fix(f"Request {twin} instead of {r} in {workload_ref(ctx)} (limits and requests)",
-                           edit_commands(ctx, f"resources.limits: {twin}: {int(q)}"))])
+                fixes=[_change_fix(ctx, f"Request {twin} instead of {r} in {workload_ref(ctx)} (limits and requests)",
+                                   rename_resource_ops(ctx, r, twin))])
             continue
         mig = sorted(x for x in ctx.advertised if is_mig(x))
         if is_mig(r) or (r == "nvidia.com/gpu" and mig):
@@ -368,7 +440,8 @@ def _node_fit(ctx: PodContext) -> Iterable[Finding]:
                 + ev.get("insufficient-gpu", []) + ev.get("mig-profile-unavailable", []),
                 nodes=nodes, root_cause=True, unblocks=len(nodes), disruption=DISRUPTION["mig-profile-unavailable"],
                 fixes=[Fix(f"Request an advertised MIG profile in {workload_ref(ctx)}" + (f" (e.g. {mig[-1]})" if mig else ""),
-                           edit_commands(ctx, "resources.limits: an advertised MIG profile")),
+                           _edit_resource(ctx, r, f"an advertised MIG profile ({', '.join(mig[:3])})" if mig else "an advertised MIG profile"),
+                           needs_judgement="which MIG profile fits the model is your call"),
                        Fix("Or repartition a node with the MIG manager (drains its GPU workloads)",
                            [f"kubectl label node {nodes[0] if nodes else 'NODE'} nvidia.com/mig.config=<profile-config> --overwrite"])])
             continue
@@ -386,8 +459,7 @@ def _node_fit(ctx: PodContext) -> Iterable[Finding]:
             + ev.get("insufficient-gpu", []) + ev.get("insufficient-resource", []),
             root_cause=True, unblocks=len(ctx.advertised.get(close, [])) if close else 0,
             disruption=DISRUPTION["unknown-resource-name"],
-            fixes=[Fix(f"Fix the resource name in {workload_ref(ctx)}" + (f": {r} → {close}" if close else ""),
-                       edit_commands(ctx, f"resources.limits: {close or r}: {int(q)}"))])
+            fixes=_resource_name_fixes(ctx, r, close))
 
     # 2. GPU nodes whose device plugin is down or cannot initialise NVML.
     for code in ("nvml-init-failed", "device-plugin-not-running"):
@@ -415,7 +487,7 @@ def _node_fit(ctx: PodContext) -> Iterable[Finding]:
             summary = (f"The device plugin cannot initialise NVML on {_plural(len(nodes), 'GPU node')} "
                        f"({', '.join(_names(nodes)[:3])}{', …' if len(nodes) > 3 else ''}), so no GPUs are advertised there")
             fixes = [Fix("Check the driver on the node (installed, loaded, matching the user-space library) and the container toolkit",
-                         ([f"kubectl -n {pod.metadata.namespace} logs {pod.metadata.name} --all-containers --previous --tail=50"] if pod else [])
+                         ([crash_log_command(pod)] if pod else [])
                          + [f"kubectl debug node/{first} -it --image=busybox -- chroot /host nvidia-smi",
                             "kubectl -n gpu-operator get pods -o wide -l app=nvidia-driver-daemonset"]),
                      Fix("Once the driver works, restart the device-plugin pod so it re-registers",
@@ -476,15 +548,14 @@ def _node_fit(ctx: PodContext) -> Iterable[Finding]:
                        f"but no single node has {format_quantity(r, q)} free (largest: {format_quantity(r, largest)} on {frees[0][1]})")
         else:
             code = "insufficient-gpu"
-            summary = (f"Only {format_quantity(r, total)} {r} free on the {_plural(len(pool), 'node')} the pod may use; "
-                       f"it needs {format_quantity(r, q)}")
+            summary = ((f"Only {format_quantity(r, total)} {r} free" if total > 0 else f"No {r} free")
+                       + f" on the {_plural(len(pool), 'node')} the pod may use; it needs {format_quantity(r, q)}")
         if code in emitted and code == "mig-profile-unavailable":
             continue
         emitted.add(code)
         histogram = Counter(int(v) for v, _ in frees)
         evidence = [f"the pod requests {_requested_text(ctx, r)}",
-                    f"free {r} per node: " + ", ".join(f"{name}={format_quantity(r, v)}" for v, name in frees[:8])
-                    + (f", … ({len(frees) - 8} more)" if len(frees) > 8 else ""),
+                    _free_per_node(r, frees),
                     "free-GPU histogram (free: nodes): " + ", ".join(f"{k}: {histogram[k]}" for k in sorted(histogram))]
         if not eligible:
             evidence.append("none of these nodes accepts the pod today (see the other findings); counted anyway")
@@ -523,13 +594,31 @@ def _node_fit(ctx: PodContext) -> Iterable[Finding]:
     roomy = [f for f in fits if f.candidate and (f.enough_devices or not devices)]
     if not ctx.gpu_requests:
         roomy = [f for f in roomy if not (f.gpu_node and f.taints and all("gpu" in t.key.lower() for t in f.taints))]
-    for code in PLACEMENT + NODE_RESOURCE:
+    listed: dict[str, str] = {}
+    order = PLACEMENT + NODE_RESOURCE
+    for code in order:
         blocked = [f for f in roomy if code in f.reasons]
         if not blocked:
             continue
         alone = [f for f in blocked if f.reasons == [code]]
         summary = _constraint_summary(ctx, code, blocked, len(alone), bool(devices))
-        yield Finding(code, summary, evidence=_node_lines(alone or blocked, code) + ev.get(code, []),
+        # A node blocked for several reasons is listed once, under its first
+        # reason, with all of them; the other findings count it in their summary.
+        shown = [f for f in (alone or blocked) if f.name not in listed]
+        lines = []
+        for f in shown[:MAX_EVIDENCE_NODES]:
+            mine = f.details.get(code, [])[:2]
+            others = [d for c in f.reasons if c != code and c in order for d in f.details.get(c, [])[:1]]
+            if others and mine:
+                mine = [mine[0] + "; also " + "; ".join(o.split(" ", 1)[1] if o.startswith("node/") else o for o in others)] + mine[1:]
+            lines += mine
+        if len(shown) > MAX_EVIDENCE_NODES:
+            lines.append(f"… and {len(shown) - MAX_EVIDENCE_NODES} more nodes")
+        elsewhere = Counter(listed[f.name] for f in (alone or blocked) if f.name in listed)
+        for other, n in sorted(elsewhere.items()):
+            lines.append(f"{_plural(n, 'node')} blocked for more than one reason: listed under {other}")
+        listed.update((f.name, code) for f in shown)
+        yield Finding(code, summary, evidence=lines + ev.get(code, []),
                       nodes=_names(alone or blocked), root_cause=bool(alone), unblocks=len(alone),
                       disruption=DISRUPTION.get(code, 2), fixes=_fixes(ctx, code, alone or blocked))
 

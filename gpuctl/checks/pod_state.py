@@ -13,7 +13,8 @@ from ..knowledge.messages import load_yaml
 from ..model.snapshot import DRA, EVENTS, PVCS, QUEUES
 from .base import check
 from .context import PodContext, human_age
-from .pending import DISRUPTION, edit_commands, workload_ref
+from .fixes import change_commands, workload_ref
+from .pending import DISRUPTION
 
 NEW_POD_GRACE_SECONDS = 60
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -147,9 +148,9 @@ def scheduler_activity(ctx: PodContext) -> Iterable[Finding]:
                                                              "kubectl get --raw /readyz?verbose | grep -i sched"])]
     else:
         summary = f"The pod names schedulerName {scheduler}, and no running scheduler has acted on it for {human_age(age)}"
-        fixes = [Fix(f"Deploy or fix the {scheduler} scheduler, or use the default scheduler in {workload_ref(ctx)}",
-                     [f"kubectl get pods -A | grep -i {scheduler}",
-                      *edit_commands(ctx, "spec.schedulerName")])]
+        cmds, why = change_commands(ctx, [{"op": "replace", "path": "/schedulerName", "value": DEFAULT_SCHEDULER}])
+        fixes = [Fix(f"Deploy or fix the {scheduler} scheduler", [f"kubectl get pods -A | grep -i {scheduler}"]),
+                 Fix(f"Or use the default scheduler in {workload_ref(ctx)}", cmds, needs_judgement=why)]
     yield Finding("scheduler-not-found", summary, evidence=evidence, root_cause=True, disruption=2,
                   unblocks=len(ctx.snap.nodes), fixes=fixes)
 
@@ -309,7 +310,7 @@ def autoscaler(ctx: PodContext) -> Iterable[Finding]:
         yield Finding(code, f"The autoscaler is adding a node for this pod (asked {human_age(age)} ago)",
                       evidence=[ctx.event_line(e)],
                       fixes=[Fix("Wait for the node to join; if it takes over ~10 minutes, check the node group / NodeClaim",
-                                 ["kubectl get nodeclaims -o wide", "kubectl get nodes -w"])])
+                                 ["kubectl get nodeclaims -o wide", "kubectl get nodes --sort-by=.metadata.creationTimestamp"])])
     else:
         yield Finding(code, "The node autoscaler will not add a node for this pod", evidence=[ctx.event_line(e)],
                       root_cause=True, disruption=3,

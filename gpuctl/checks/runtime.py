@@ -16,7 +16,7 @@ from .base import DataUnavailable, check
 from .context import PodContext
 from .device_plugin import device_plugin_state
 from .gpu_node import advertised, driver_info, node_health
-from .pending import edit_commands, workload_ref
+from .fixes import change_commands, container_index, edit_commands, set_limit_ops, workload_ref
 
 MAX_LINE = 300
 LOG_LINES = 200
@@ -148,8 +148,19 @@ def runtime_class(ctx: PodContext) -> Iterable[Finding]:
     yield Finding("runtime-class-missing", f"The pod names RuntimeClass {name}, which does not exist",
                   evidence=[f"RuntimeClasses in the cluster: {', '.join(sorted(ctx.snap.runtime_classes))}"],
                   root_cause=True, disruption=1,
-                  fixes=[Fix("Use an existing RuntimeClass (the GPU Operator creates 'nvidia') or create it",
-                             ["kubectl get runtimeclass", *edit_commands(ctx, "spec.runtimeClassName")])])
+                  fixes=[_runtime_class_fix(ctx, name)])
+
+
+def _runtime_class_fix(ctx: PodContext, name: str) -> Fix:
+    """Point the pod at the RuntimeClass the GPU Operator creates when it exists."""
+    if "nvidia" in ctx.snap.runtime_classes:
+        cmds, why = change_commands(ctx, [{"op": "replace", "path": "/runtimeClassName", "value": "nvidia"}])
+        return Fix(f"Use the existing RuntimeClass 'nvidia' instead of '{name}' (or create '{name}')",
+                   ["kubectl get runtimeclass", *cmds], needs_judgement=why)
+    return Fix("Use an existing RuntimeClass (the GPU Operator creates 'nvidia') or create it",
+               ["kubectl get runtimeclass",
+                *edit_commands(ctx, "/runtimeClassName", name, "one of: " + (", ".join(sorted(ctx.snap.runtime_classes)) or "none exist"))],
+               needs_judgement="which runtime handler the nodes have is your call")
 
 
 # ------------------------------------------------------------------ non-GPU causes
@@ -189,7 +200,10 @@ def host_oom(ctx: PodContext) -> Iterable[Finding]:
                                         f"memory limit: {limit or 'none'}; restarts: {cs.restartCount}"],
                               nodes=[_node_ref(ctx)], root_cause=True, disruption=1,
                               fixes=[Fix("Raise the container's memory limit (data loaders and pinned memory count here), "
-                                         "or lower the batch/worker count", edit_commands(ctx, f"resources.limits.memory of {cs.name}"))])
+                                         "or lower the batch/worker count",
+                                         edit_commands(ctx, f"/containers/{container_index(ctx, cs.name)}/resources/limits/memory",
+                                                       str(limit or "none"), "a higher limit (and request)"),
+                                         needs_judgement="how much memory the container needs is your call")])
                 return
 
 
@@ -253,8 +267,9 @@ def container_logs(ctx: PodContext) -> Iterable[Finding]:
                               [f"gpuctl diagnose node {node}"])]
             else:
                 summary = f"The container wants a GPU ({detail}) but the pod requests none"
-                fixes = [Fix("Request a GPU in the pod spec (limits: nvidia.com/gpu: 1) and tolerate the GPU nodes' taint",
-                              edit_commands(ctx, "resources.limits: nvidia.com/gpu: 1"))]
+                cmds, why = change_commands(ctx, set_limit_ops(ctx, 0, "nvidia.com/gpu", "1"))
+                fixes = [Fix("Request a GPU in the pod spec (limits: nvidia.com/gpu: 1); if the GPU nodes are tainted, "
+                             "the GPU Operator's admission or a toleration lets it on", cmds, needs_judgement=why)]
         elif code == "gpu-memory-exhausted":
             running = ctx.pod.phase == "Running" and all(cs.ready for cs in ctx.pod.status.containerStatuses)
             severity_override = None if running else Severity.BLOCKER
@@ -465,7 +480,9 @@ def _cuda_fixes(ctx: PodContext, req, good: list[str]) -> list[Fix]:
                          f"{', …' if len(good) > 4 else ''}), e.g. required node affinity "
                          f"nvidia.com/cuda.runtime-version.full In [{', '.join(versions)}]",
                          [f"kubectl get nodes {' '.join(good[:4])} -L nvidia.com/cuda.driver-version.full,nvidia.com/cuda.runtime-version.full"]
-                         + edit_commands(ctx, "add required node affinity for the new-driver nodes")))
+                         + edit_commands(ctx, "/affinity/nodeAffinity", "none for the driver",
+                                         f"required nvidia.com/cuda.runtime-version.full In [{', '.join(versions)}]"),
+                         needs_judgement="merge the affinity with any the pod already has"))
     fixes.append(Fix(f"Or use an image built for the node's CUDA, or upgrade the node driver to one that supports CUDA {req.cuda}",
                      ["kubectl -n gpu-operator get pods -l app=nvidia-driver-daemonset -o wide"]))
     return fixes

@@ -137,10 +137,7 @@ def _own_findings(snap: Snapshot, obj: GenericObject, ref: str, has_pods: bool) 
             out.append(Finding(
                 "runtime-class-missing", f"The pods of {ref} name RuntimeClass {m.group('name')}, which does not exist",
                 evidence=[f"event FailedCreate on {ref}: {e.message}"], root_cause=True, disruption=1,
-                fixes=[Fix("Create the RuntimeClass (the GPU Operator names it nvidia) or remove runtimeClassName",
-                           ["kubectl get runtimeclass",
-                            f"kubectl -n {ns} get {ref} -o yaml > {name}.yaml   # fix spec.template.spec.runtimeClassName",
-                            f"kubectl replace --force -f {name}.yaml" if obj.kind == "Job" else f"kubectl -n {ns} apply -f {name}.yaml"])]))
+                fixes=[_runtime_class_fix(snap, ns, obj, m.group("name"))]))
             break
     if (obj.spec or {}).get("suspend") is True:
         queue = obj.metadata.labels.get("kueue.x-k8s.io/queue-name")
@@ -164,10 +161,12 @@ def diagnose_workload(snap: Snapshot, namespace: str, alias: str, name: str) -> 
     obj = _find(snap, kind, alias, namespace, name)
     ref = f"{alias}/{name}"
     if obj is None:
-        names = sorted(o.metadata.name for o in snap.objects(kind) if o.metadata.namespace == namespace)
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-        raise TargetNotFound(f"{kind} {name!r} not found in namespace {namespace}",
-                             f"did you mean {', '.join(close)}?" if close else None)
+        from ..model.names import did_you_mean
+
+        names = [o.metadata.name for o in snap.objects(kind) if o.metadata.namespace == namespace]
+        names += [o.name for p in snap.pods.values() if p.metadata.namespace == namespace
+                  for o in p.metadata.ownerReferences if o.kind == kind]
+        raise TargetNotFound(f"{kind} {name!r} not found in namespace {namespace}", did_you_mean(name, names))
     pods = pods_of(snap, obj, alias)
     findings: list[Finding] = []
     checks: list[CheckResult] = []
@@ -217,3 +216,19 @@ def diagnose_workload(snap: Snapshot, namespace: str, alias: str, name: str) -> 
     notes = ["Some data the verdict depends on could not be read; the findings show what the rest supports."] \
         if verdict == "inconclusive" else []
     return Diagnosis(target=target, verdict=verdict, findings=findings, checks=checks, nodes=nodes, notes=notes)
+
+
+def _runtime_class_fix(snap: Snapshot, ns: str, obj, missing: str) -> Fix:
+    """Point the template at the GPU Operator's RuntimeClass when it exists, else
+    say which to create or choose."""
+    from .fixes import workload_change_commands
+
+    if obj.kind in ("Job", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet") and "nvidia" in snap.runtime_classes:
+        return Fix(f"Use the existing RuntimeClass 'nvidia' instead of '{missing}' (or create '{missing}')",
+                   ["kubectl get runtimeclass",
+                    *workload_change_commands(ns, obj, [{"op": "replace", "path": "/runtimeClassName", "value": "nvidia"}])])
+    return Fix(f"Create the RuntimeClass '{missing}' (the GPU Operator names its own 'nvidia'), or set "
+               f"spec.template.spec.runtimeClassName of {obj.kind.lower()}/{obj.metadata.name} to one that exists",
+               ["kubectl get runtimeclass", f"kubectl -n {ns} edit {obj.kind.lower()}/{obj.metadata.name}"
+                f"   # spec.template.spec.runtimeClassName: {missing} now; set an existing RuntimeClass"],
+               needs_judgement="which RuntimeClass the nodes support is your call")

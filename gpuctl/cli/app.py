@@ -74,8 +74,54 @@ def _error(message: str) -> None:
     sys.stderr.write(f"gpuctl: error: {clean(message)}\n")
 
 
+# The full command paths, and the options every command of a cluster takes: kubectl
+# users put them first (`gpuctl -n ml diagnose pod x`, `gpuctl --context prod nodes capacity`).
+COMMAND_PATHS = {("diagnose", "pod"), ("diagnose", "node"), ("diagnose", "pending"), ("nodes", "capacity"),
+                 ("snapshot", "save"), ("node", "probe"), ("runbook",), ("label-nodes",)}
+LEADING_WITH_VALUE = {"--kubeconfig", "--context", "-n", "--namespace", "-o", "--output", "--snapshot",
+                      "--request-timeout", "--as", "--token", "-l", "--selector"}
+LEADING_FLAGS = {"--no-color", "-A", "--all-namespaces"}
+SHORT_WITH_VALUE = ("-o", "-n", "-l")
+
+
+def kubectl_argv(args: list[str]) -> list[str]:
+    """Arguments as a kubectl user types them, made Click's: ``-o=json`` and
+    ``-n=ml`` (Click would read ``=json``), and common options before the command
+    moved after it. ``--`` ends the rewriting."""
+    out: list[str] = []
+    for i, tok in enumerate(args):
+        if tok == "--":
+            out += args[i:]
+            break
+        head, eq, value = tok.partition("=")
+        if eq and head in SHORT_WITH_VALUE:
+            out += [head, value]
+        else:
+            out.append(tok)
+    root, moved, i = [], [], 0
+    while i < len(out) and out[i].startswith("-") and out[i] != "--":
+        tok = out[i]
+        name = tok.split("=", 1)[0]
+        if tok == "--debug":
+            root.append(tok)
+            i += 1
+        elif name in LEADING_WITH_VALUE and i + 1 < len(out):
+            moved += [tok] if "=" in tok else [tok, out[i + 1]]
+            i += 1 if "=" in tok else 2
+        elif tok in LEADING_FLAGS:
+            moved.append(tok)
+            i += 1
+        else:
+            break
+    rest = out[i:]
+    depth = 2 if tuple(rest[:2]) in COMMAND_PATHS else 1 if tuple(rest[:1]) in COMMAND_PATHS else 0
+    if not moved or not depth:
+        return out
+    return root + rest[:depth] + moved + rest[depth:]
+
+
 def main(argv: Optional[list[str]] = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = kubectl_argv(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in args or os.environ.get("GPUCTL_DEBUG") == "1"
     prog = os.path.basename(sys.argv[0]) if argv is None and sys.argv and sys.argv[0] else "gpuctl"
     if prog in ("__main__.py", "app.py"):

@@ -27,6 +27,7 @@ class Output(str, Enum):
     markdown = "markdown"
 
 
+WIDE_PIPE_COLUMNS = 120
 MIN_REQUEST_TIMEOUT = 0.5
 MAX_REQUEST_TIMEOUT = 3600.0
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -99,7 +100,7 @@ def check_namespace(value: Optional[str]) -> Optional[str]:
 KubeconfigOpt = Annotated[Optional[str], typer.Option("--kubeconfig", help="Path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config).", show_default=False)]
 ContextOpt = Annotated[Optional[str], typer.Option("--context", help="The kubeconfig context to use.", show_default=False)]
 NamespaceOpt = Annotated[Optional[str], typer.Option("--namespace", "-n", help="Namespace of the target (default: the context's, else 'default').", show_default=False, autocompletion=complete.complete_namespace, callback=check_namespace)]
-OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="Output format: table, wide (table plus the per-node fit matrix), json, yaml, markdown.", case_sensitive=False)]
+OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="Output format: table, wide (adds every node's fit to the pod, all evidence and every check), json, yaml, markdown.", case_sensitive=False)]
 SnapshotOpt = Annotated[Optional[str], typer.Option("--snapshot", help="Diagnose offline from a snapshot: a kubectl JSON/YAML dump, a directory, or a .tar.gz bundle.", show_default=False)]
 TimeoutOpt = Annotated[float, typer.Option("--request-timeout", help="How long each API request may take, whole answer included: seconds or a duration (30s, 1m), 0.5s to 1h.", parser=parse_request_timeout, metavar="DURATION")]
 NoColorOpt = Annotated[bool, typer.Option("--no-color", help="Plain text output, no colour or styles (NO_COLOR is honoured too).")]
@@ -127,12 +128,18 @@ class Common:
 
     def console(self, stderr: bool = False, wide: bool = False):
         """Rich console: colour only on a terminal, NO_COLOR/--no-color honoured; a
-        wide report written to a file or pipe gets 200 columns instead of 80."""
+        wide report written to a file or pipe gets $COLUMNS, else 120 columns
+        instead of 80. Standard output goes through TrimmedWriter: no line ends
+        in padding."""
         from rich.console import Console
 
+        from ..render.stream import TrimmedWriter
+
         plain = self.no_color or bool(os.environ.get("NO_COLOR"))
-        out = sys.stderr if stderr else sys.stdout
-        width = 200 if wide and not out.isatty() else None
+        out = sys.stderr if stderr else TrimmedWriter(sys.stdout)
+        width = None
+        if wide and not out.isatty() and not os.environ.get("COLUMNS", "").isdigit():
+            width = WIDE_PIPE_COLUMNS
         return Console(file=out, color_system=None if self.no_color else "auto",
                        no_color=plain, highlight=False, soft_wrap=False, width=width)
 

@@ -8,7 +8,7 @@ import typer
 from typing_extensions import Annotated
 
 from .complete import complete_node, complete_pod
-from .nodes import ReportOutput, ReportOutputOpt
+from .nodes import PendingOutputOpt, ReportOutput
 from .common import (AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, NamespaceOpt, NoColorOpt, Output, OutputOpt,
                      SnapshotOpt, TimeoutOpt, TokenOpt, load_offline, set_debug, valid_name)
 
@@ -40,8 +40,9 @@ app = typer.Typer(help="Explain why a GPU pod or workload is not running, with f
 
 @app.command("pod")
 def pod(
-    target: Annotated[str, typer.Argument(help="Pod name, or KIND/NAME for a workload (job, deployment, statefulset, replicaset, daemonset, pytorchjob, mpijob, jobset, vcjob, podgroup, workload).", show_default=False, autocompletion=complete_pod)],
+    target: Annotated[str, typer.Argument(help="Pod name, NAMESPACE/NAME, or KIND/NAME for a workload (job, deployment, statefulset, replicaset, daemonset, pytorchjob, mpijob, jobset, vcjob, podgroup, workload); kind.group/name as kubectl get -o name prints it works too.", show_default=False, autocompletion=complete_pod)],
     namespace: NamespaceOpt = None,
+    all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Find the pod NAME in every namespace (one match is diagnosed; several are listed).")] = False,
     output: OutputOpt = Output.table,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
@@ -57,24 +58,32 @@ def pod(
 ) -> int:
     """Diagnose a Pending or failing GPU pod: scheduler events, every node against the pod, device plugins, quotas and queues."""
     set_debug(debug)
-    opts = Common(kubeconfig, context, namespace, output, snapshot, request_timeout, no_color, as_user, token, debug)
-    from ..engine import diagnose, split_target
+    from ..engine import diagnose, find_pod_anywhere, parse_target
+    from ..errors import UsageError
 
-    kind, name = split_target(target)
+    kind, name, target_ns = parse_target(target)
     if not name:
-        from ..errors import UsageError
-
-        raise UsageError(f"invalid target {target!r}: give NAME or KIND/NAME")
-    valid_name("pod" if kind in (None, "pod", "pods", "po") else kind, name)
+        raise UsageError(f"invalid target {target!r}: give NAME, KIND/NAME or NAMESPACE/NAME")
+    if target_ns is not None:
+        valid_name("namespace", target_ns)
+        if namespace and namespace != target_ns:
+            raise UsageError(f"{target} names namespace {target_ns} but -n says {namespace}")
+        namespace, target = target_ns, name
+    if all_namespaces and (target_ns is not None or kind not in (None, "pod")):
+        raise UsageError("-A finds a pod by NAME in every namespace; give a bare pod name")
+    if kind == "pod":
+        kind, target = None, name
+    opts = Common(kubeconfig, context, namespace, output, snapshot, request_timeout, no_color, as_user, token, debug)
+    valid_name("pod" if kind is None else kind, name)
     if snapshot:
         snap = load_offline(snapshot)
-        ns = opts.resolve_namespace()
+        ns = find_pod_anywhere(snap, name) if all_namespaces else opts.resolve_namespace()
     else:
-        from ..collect.live import collect_for_pod, collect_for_workload
+        from ..collect.live import collect_for_pod, collect_for_workload, find_pod_namespace
 
         api = opts.api()
-        ns = opts.resolve_namespace(api)
-        if kind in (None, "pod", "pods", "po"):
+        ns = find_pod_namespace(api, name) if all_namespaces else opts.resolve_namespace(api)
+        if kind is None:
             snap = collect_for_pod(api, ns, name, dcgm_url=dcgm_url, prometheus_url=prometheus_url)
         else:
             snap = collect_for_workload(api, ns, kind, name)
@@ -84,10 +93,13 @@ def pod(
     return diagnosis.exit_code
 
 
+NodeOutputOpt = Annotated[Output, typer.Option("--output", "-o", help="Output format: table, wide (every check and all evidence), json, yaml, markdown.", case_sensitive=False)]
+
+
 @app.command("node")
 def node(
     name: Annotated[str, typer.Argument(help="Node name.", show_default=False, autocompletion=complete_node)],
-    output: OutputOpt = Output.table,
+    output: NodeOutputOpt = Output.table,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -122,7 +134,7 @@ def node(
 def pending(
     namespace: NamespaceOpt = None,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace of the cluster.")] = False,
-    output: ReportOutputOpt = ReportOutput.table,
+    output: PendingOutputOpt = ReportOutput.table,
     snapshot: SnapshotOpt = None,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,

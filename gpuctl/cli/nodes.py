@@ -26,7 +26,8 @@ class ReportOutput(str, Enum):
     markdown = "markdown"
 
 
-ReportOutputOpt = Annotated[ReportOutput, typer.Option("--output", "-o", help="table, wide (plus taints and labels), json, yaml, csv, markdown.", case_sensitive=False)]
+ReportOutputOpt = Annotated[ReportOutput, typer.Option("--output", "-o", help="Output format: table, wide (adds each node's taints and labels), json, yaml, csv (one row per node and GPU resource), markdown.", case_sensitive=False)]
+PendingOutputOpt = Annotated[ReportOutput, typer.Option("--output", "-o", help="Output format: table, wide (every pod and every fix of each group), json, yaml, markdown (csv is refused: groups are not rows).", case_sensitive=False)]
 SelectorOpt = Annotated[Optional[str], typer.Option("--selector", "-l", help="Only nodes with these labels (a label selector, as kubectl -l).", show_default=False)]
 PoolLabelOpt = Annotated[Optional[str], typer.Option("--pool-label", help="Group nodes into pools by this label (default: the first of gpu-type, nvidia.com/gpu.product, node.kubernetes.io/instance-type that GPU nodes carry).", show_default=False)]
 

@@ -7,13 +7,25 @@ from typing import Optional
 import typer
 from typing_extensions import Annotated
 
-from .common import Common, DebugOpt, NoColorOpt, Output, OutputOpt, set_debug
+from enum import Enum
+
+from .common import Common, DebugOpt, NoColorOpt, set_debug
 from .complete import complete_runbook
+
+
+class RunbookOutput(str, Enum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+    markdown = "markdown"
+
+
+RunbookOutputOpt = Annotated[RunbookOutput, typer.Option("--output", "-o", help="Output format: table (the list, or the runbook rendered), json, yaml (documents holding the list or the runbook's markdown), markdown (the runbook as written; the list as a table).", case_sensitive=False)]
 
 
 def runbook(
     code: Annotated[Optional[str], typer.Argument(help="Finding code, e.g. untolerated-taint. Omit to list them all.", show_default=False, autocompletion=complete_runbook)] = None,
-    output: OutputOpt = Output.table,
+    output: RunbookOutputOpt = RunbookOutput.table,
     no_color: NoColorOpt = False,
     debug: DebugOpt = False,
 ) -> int:
@@ -24,14 +36,18 @@ def runbook(
     from .. import runbooks
     from ..errors import TargetNotFound
 
-    opts = Common(output=output, no_color=no_color)
+    opts = Common(no_color=no_color)
     console = opts.console()
     if code is None:
         rows = runbooks.index()
-        if output == Output.json:
-            from ..render.data import dump_json
+        if output in (RunbookOutput.json, RunbookOutput.yaml):
+            from ..render.data import dump_json, dump_yaml
 
-            dump_json({"schema": "gpuctl/runbooks/v1", "runbooks": rows})
+            (dump_json if output == RunbookOutput.json else dump_yaml)({"schema": "gpuctl/runbooks/v1", "runbooks": rows})
+            return 0
+        if output == RunbookOutput.markdown:
+            sys.stdout.write("| code | severity | meaning |\n|---|---|---|\n"
+                             + "".join(f"| `{r['code']}` | {r['severity']} | {r['title']} |\n" for r in rows))
             return 0
         from rich.table import Table
 
@@ -46,16 +62,32 @@ def runbook(
     if text is None:
         close = runbooks.closest(code)
         raise TargetNotFound(f"no runbook for {code!r}", f"did you mean {', '.join(close)}?" if close else "run 'gpuctl runbook' to list the codes")
-    if output in (Output.json, Output.yaml):
+    if output in (RunbookOutput.json, RunbookOutput.yaml):
         from ..render.data import dump_json, dump_yaml
 
         doc = {"schema": "gpuctl/runbook/v1", "code": code, "markdown": text}
-        (dump_json if output == Output.json else dump_yaml)(doc)
+        (dump_json if output == RunbookOutput.json else dump_yaml)(doc)
         return 0
-    if output == Output.markdown:
+    if output == RunbookOutput.markdown:
         sys.stdout.write(text)
         return 0
-    from rich.markdown import Markdown
-
-    console.print(Markdown(text))
+    print_runbook(text, console)
     return 0
+
+
+def print_runbook(text: str, console) -> None:
+    """Markdown for people; fenced code blocks are printed line by line, never
+    hard-wrapped, so a command copies whole at any width."""
+    import re
+
+    from rich.markdown import Markdown
+    from rich.text import Text
+
+    parts = re.split(r"^```[^\n]*\n(.*?)^```[ \t]*$", text, flags=re.S | re.M)
+    for i, part in enumerate(parts):
+        if i % 2:
+            for line in part.rstrip("\n").splitlines():
+                console.print(Text("    " + line, style="green"), soft_wrap=True)
+            console.print()
+        elif part.strip():
+            console.print(Markdown(part))

@@ -62,6 +62,7 @@ class ApiFailure(Exception):
         self.reason = reason      # forbidden | not-found | unauthorized | timeout | unreachable | error | gone
         self.message = message
         self.hint = hint
+        self.partial = False   # the server answered, but too slowly to finish (not "down")
 
 
 class _PageGuard:
@@ -159,6 +160,10 @@ class KubeAPI:
                  request_timeout: float = 15.0, as_user: Optional[str] = None, token: Optional[str] = None):
         self.timeout = request_timeout
         self.log = RequestLog()
+        # Once the server has not answered at all (every try timed out, or it cannot
+        # be reached), later requests fail at once with the same cause: a hung
+        # cluster costs one request's retries, not one per read.
+        self.down: Optional[ApiFailure] = None
         self.context_name, self.default_namespace, self.api_client = _load_client(kubeconfig, context, as_user, token,
                                                                                   request_timeout)
 
@@ -181,6 +186,26 @@ class KubeAPI:
         from urllib3.exceptions import HTTPError, MaxRetryError, NewConnectionError, ProtocolError, ReadTimeoutError
 
         _refuse_unsafe_path(path)
+        if self.down is not None:
+            raise ApiFailure(None, self.down.reason, f"not tried: an earlier request got {self.down.message}",
+                             self.down.hint)
+        started = time.monotonic()
+        try:
+            return self._attempts(method, path, params, body)
+        except ApiFailure as e:
+            if e.reason in ("timeout", "unreachable") and not e.partial:
+                tries, waited = getattr(e, "tries", 1), time.monotonic() - started
+                if tries > 1:
+                    e.message += f" ({tries} tries, {waited:.1f}s waited)"
+                elif waited >= 0.1:
+                    e.message += f" ({waited:.1f}s waited)"
+                self.down = e
+            raise
+
+    def _attempts(self, method: str, path: str, params: list[tuple[str, Any]],
+                  body: Optional[dict[str, Any]] = None) -> bytes:
+        from urllib3.exceptions import HTTPError, MaxRetryError, NewConnectionError, ProtocolError, ReadTimeoutError
+
         write = method != "GET"
         retry_statuses = (429, 503) if write else (429, 500, 502, 503, 504)
         timeout = (min(5.0, self.timeout), self.timeout)
@@ -203,7 +228,9 @@ class KubeAPI:
             except (ReadTimeoutError, _BodyDeadline) as e:
                 if not last and not write:
                     continue
-                raise _timeout(self.timeout, whole=isinstance(e, _BodyDeadline), write=write) from None
+                failure = _timeout(self.timeout, whole=isinstance(e, _BodyDeadline), write=write, tries=attempt)
+                failure.partial = isinstance(e, _BodyDeadline)   # answered, too slowly: not "down"
+                raise failure from None
             except MaxRetryError as e:
                 inner = e.reason
                 tls = _tls_failure(inner)
@@ -212,7 +239,7 @@ class KubeAPI:
                 if isinstance(inner, ReadTimeoutError):
                     if not last and not write:
                         continue
-                    raise _timeout(self.timeout, write=write) from None
+                    raise _timeout(self.timeout, write=write, tries=attempt) from None
                 if isinstance(inner, NewConnectionError) or last or write:
                     raise ApiFailure(None, "unreachable", _short(inner)) from None
                 self._sleep(delay)
@@ -472,12 +499,15 @@ def _clamp_wait(seconds: float) -> float:
     return min(MAX_RETRY_AFTER, seconds)
 
 
-def _timeout(seconds: float, whole: bool = False, write: bool = False) -> ApiFailure:
+def _timeout(seconds: float, whole: bool = False, write: bool = False, tries: int = 1) -> ApiFailure:
     what = "the answer did not complete" if whole else "no answer"
+    per = f"within {seconds:g}s"
     if write:
-        return ApiFailure(None, "timeout", f"{what} within {seconds:g}s: the server may or may not have applied "
+        return ApiFailure(None, "timeout", f"{what} {per}: the server may or may not have applied "
                                            f"the change")
-    return ApiFailure(None, "timeout", f"{what} within {seconds:g}s")
+    failure = ApiFailure(None, "timeout", f"{what} {per}")
+    failure.tries = tries
+    return failure
 
 
 def _tls_failure(e: Any) -> Optional[ApiFailure]:

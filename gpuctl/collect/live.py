@@ -95,8 +95,23 @@ class LiveCollector:
             names = [n.metadata.name for n in self.api.list("/api/v1/nodes", "Node")]
         except ApiFailure:
             return None
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-        return f"did you mean {', '.join(close)}?" if close else None
+        from ..model.names import did_you_mean
+
+        return did_you_mean(name, names)
+
+    def suggest_workload(self, group: str, versions: tuple[str, ...], plural: str, ns: str, name: str) -> Optional[str]:
+        """One bounded list (500 names) of that kind in the namespace, for "did you mean"."""
+        from ..model.names import did_you_mean
+
+        for v in versions:
+            try:
+                page = self.api.get_bytes(f"/apis/{group}/{v}/namespaces/{path_segment(ns)}/{plural}", {"limit": 500})
+                import msgspec
+
+                return did_you_mean(name, [i["metadata"]["name"] for i in msgspec.json.decode(page).get("items", [])])
+            except Exception:
+                continue
+        return None
 
     def _suggest(self, ns: str, name: str) -> Optional[str]:
         try:
@@ -110,10 +125,15 @@ class LiveCollector:
             page = self.api.get_bytes(f"/api/v1/namespaces/{path_segment(ns)}/pods", {"limit": 500})
             import msgspec
 
-            names = [i["metadata"]["name"] for i in msgspec.json.decode(page).get("items", [])]
-            close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-            if close:
-                return f"did you mean {', '.join(close)}?"
+            from ..model.names import did_you_mean
+
+            items = msgspec.json.decode(page).get("items", [])
+            owners = sorted({f"{o.get('kind', '').lower()}/{o.get('name')}" for i in items
+                             for o in i["metadata"].get("ownerReferences") or []
+                             if o.get("name") == name and o.get("kind") in ("Job", "StatefulSet")})
+            if owners:
+                return f"{name} is {' and '.join(owners)}: gpuctl diagnose pod {owners[0]} -n {ns}"
+            return did_you_mean(name, [i["metadata"]["name"] for i in items])
         except Exception:
             pass
         return None
@@ -321,6 +341,30 @@ class LiveCollector:
                 if rs is not None:
                     rs.kind = "ReplicaSet"
                     self.snap.add("ReplicaSet", rs)
+                    for d in rs.metadata.ownerReferences:
+                        if d.kind == "Deployment":
+                            self.deployment_history(ns, d.name)
+            elif o.kind == "Job":   # fixes patch what its template holds (tolerations, generated labels)
+                self.generic("owners", "batch", ("v1",), "jobs", "Job", ns=ns, name=o.name)
+
+    def deployment_history(self, ns: str, name: str) -> None:
+        """The Deployment and its ReplicaSets (one list, by its selector): an older
+        revision that did not have the problem is offered as a rollback."""
+        self.generic("owners", "apps", ("v1",), "deployments", "Deployment", ns=ns, name=name)
+        dep = self.snap.find("Deployment", ns, name)
+        match = ((dep.spec or {}).get("selector") or {}).get("matchLabels") if dep is not None else None
+        if not isinstance(match, dict) or not match:
+            return
+        selector = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
+        found = self._try("owners", f"list replicasets of deployment {name}", "list", "replicasets",
+                          lambda: self.api.list(f"/apis/apps/v1/namespaces/{path_segment(ns)}/replicasets", "ReplicaSet",
+                                                {"labelSelector": selector}),
+                          namespace=ns, group="apps", missing_ok=True)
+        have = {r.metadata.name for r in self.snap.objects("ReplicaSet")}
+        for rs in found or []:
+            if rs.metadata.name not in have:
+                rs.kind = "ReplicaSet"
+                self.snap.add("ReplicaSet", rs)
 
 
 # The API server's 403 text (k8s.io/apiserver pkg/endpoints/handlers/responsewriters/
@@ -351,7 +395,8 @@ def _fatal(e: ApiFailure, what: str) -> SourceError:
     if e.reason == "unreachable":
         return SourceError(f"cannot reach the API server: {e.message}", e.hint or "check the network/VPN and --context")
     if e.reason == "timeout":
-        return SourceError(f"{what}: {e.message}", "raise --request-timeout or check the API server")
+        return SourceError(f"{what}: {e.message}", "the API server accepted the connection but did not answer: "
+                           "check its health and load balancer, or raise --request-timeout")
     return SourceError(f"{what}: {e.message}")
 
 
@@ -411,6 +456,24 @@ def _failing(pod: Pod) -> bool:
     return not (pod.status.phase == "Running" and statuses and all(cs.ready for cs in statuses)) and pod.status.phase != "Succeeded"
 
 
+def find_pod_namespace(api: KubeAPI, name: str) -> str:
+    """``diagnose pod -A NAME``: one list of the pods of that name in every
+    namespace (a field selector: the server does the search)."""
+    from ..errors import UsageError
+
+    try:
+        pods = api.list("/api/v1/pods", "Pod", {"fieldSelector": f"metadata.name={name}"})
+    except ApiFailure as e:
+        raise _fatal(e, f"list pods named {name} in all namespaces") from None
+    spaces = sorted(p.metadata.namespace or "default" for p in pods)
+    if len(spaces) == 1:
+        return spaces[0]
+    if spaces:
+        raise UsageError(f"{len(spaces)} pods are named {name}: " + ", ".join(f"{s}/{name}" for s in spaces)
+                         + "; give one as NAMESPACE/NAME")
+    raise TargetNotFound(f'pod "{name}" not found in any namespace')
+
+
 def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None, dcgm_url: Optional[str] = None,
                     prometheus_url: Optional[str] = None) -> S.Snapshot:
     c = LiveCollector(api)
@@ -465,7 +528,7 @@ def collect_for_workload(api: KubeAPI, ns: str, alias: str, name: str) -> S.Snap
         raise _fatal(ApiFailure(None, c.snap.gaps["workload"].reason, c.snap.gaps["workload"].describe()), f"get {alias}/{name}")
     obj = c.snap.find(kind, ns, name)
     if obj is None:
-        raise TargetNotFound(f"{kind} {name!r} not found in namespace {ns}")
+        raise TargetNotFound(f"{kind} {name!r} not found in namespace {ns}", c.suggest_workload(group, versions, plural, ns, name))
     obj.kind = kind
     if kind == "Deployment":
         c.generic("owners", "apps", ("v1",), "replicasets", "ReplicaSet", ns=ns)
@@ -544,7 +607,7 @@ def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Opt
     items = c._try(S.NODES, "list nodes", "list", "nodes",
                    lambda: api.list("/api/v1/nodes", "Node", {"labelSelector": selector} if selector else None,
                                     malformed=c.snap.malformed))
-    if items is None and S.NODES in c.snap.gaps and c.snap.gaps[S.NODES].reason in ("unreachable", "unauthorized"):
+    if items is None and S.NODES in c.snap.gaps and c.snap.gaps[S.NODES].reason in ("unreachable", "unauthorized", "timeout"):
         raise _fatal(ApiFailure(None, c.snap.gaps[S.NODES].reason, c.snap.gaps[S.NODES].detail), "list nodes")
     c._add_all("Node", items)
     say(f"reading Pending pods ({len(c.snap.nodes)} nodes)")

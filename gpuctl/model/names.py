@@ -62,3 +62,24 @@ def name_problem(what: str, value: object) -> Optional[str]:
 
 def is_valid(what: str, value: object) -> bool:
     return name_problem(what, value) is None
+
+
+def close_names(name: str, candidates, limit: int = 3) -> list[str]:
+    """Names a user probably meant, best first: a node's full name for its short
+    one (``ip-10-0-1-2`` → ``ip-10-0-1-2.ec2.internal``), a pod for its controller's
+    name or a prefix (``train`` → ``train-0``, ``train-x7k2p``), then close spellings."""
+    import difflib
+
+    names = sorted(set(candidates) - {name})
+    prefixed = [n for n in names if n != name and (n.startswith(name + ".") or n.startswith(name + "-"))]
+    prefixed.sort(key=lambda n: (len(n), n))
+    out = prefixed[:limit]
+    for n in difflib.get_close_matches(name, names, n=limit, cutoff=0.6):
+        if n not in out and len(out) < limit:
+            out.append(n)
+    return out
+
+
+def did_you_mean(name: str, candidates) -> Optional[str]:
+    close = close_names(name, candidates)
+    return f"did you mean {', '.join(close)}?" if close else None

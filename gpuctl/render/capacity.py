@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .safe import clean
+from .diagnosis import Para, command_lines, markdown_fences
 
 BAR_WIDTH = 10
 
@@ -44,7 +45,7 @@ def print_unreadable(doc: dict[str, Any], console: Console) -> None:
     console.print()
     console.print(Text(f"Could not be read fully ({len(lines)}); the report leaves these fields out:", style="bold yellow"))
     for line in lines:
-        console.print(Text("  " + line, style="yellow"), soft_wrap=True)
+        console.print(Para(line, 2, 4, "yellow"))
 
 
 def unreadable_markdown(doc: dict[str, Any]) -> list[str]:
@@ -102,8 +103,8 @@ def render_capacity(doc: dict[str, Any], console: Console, wide: bool = False) -
         table = Table(show_edge=False, pad_edge=False, box=None)
         sharing = any(r.get("replicas") for r in rows)
         columns = ["NODE"] + ([] if one_sku and not sharing else ["SKU"]) + ["USED", "ALLOC", "FREE", "STATE"]
-        for col in columns + (["TAINTS", "LABELS"] if wide else []):
-            table.add_column(col, overflow="fold")
+        for col in columns:
+            table.add_column(col, no_wrap=col == "NODE", overflow="ignore" if col == "NODE" else "fold")
         for r in rows:
             share = f" ({r['physical_gpus']} GPUs x{r['replicas']})" if r.get("replicas") else ""
             cells = [Text(clean(r["node"]))]
@@ -111,11 +112,15 @@ def render_capacity(doc: dict[str, Any], console: Console, wide: bool = False) -
                 cells.append(Text(clean((r["sku"] or "?") + share)))
             cells += [_bar(r["allocated"], r["allocatable"]), Text(f"{_n(r['allocated'])}/{_n(r['allocatable'])}"),
                       Text(_n(r["free"])), _state(r)]
-            if wide:
-                cells += [Text(clean(", ".join(r.get("taints") or [])) or "-"),
-                          Text(clean(", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items())) or "-")]
             table.add_row(*cells)
         console.print(table)
+        if wide:   # one node at a time, wrapped between items: a label or taint is never split
+            console.print(Text("  TAINTS and LABELS", style="bold"))
+            for r in rows:
+                console.print(Para(r["node"], 2, 4))
+                console.print(Para("taints: " + (", ".join(r.get("taints") or []) or "-"), 4, 12, "dim"))
+                console.print(Para("labels: " + (", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items()) or "-"),
+                                   4, 12, "dim"))
         frag = pool["fragmentation"]
         hist = ", ".join(f"{k} free: {v}" for k, v in frag["free_histogram"].items()) or "no usable node"
         line = Text(f"  largest free block {frag['largest_free_block']}; nodes by free GPUs: {hist}", style="dim")
@@ -123,9 +128,9 @@ def render_capacity(doc: dict[str, Any], console: Console, wide: bool = False) -
             line.append(f"; stranded {frag['stranded']} (below the {frag['request_basis']} of {frag['request_size']})", style="yellow")
         console.print(line)
         if frag.get("summary"):
-            console.print(Text("  " + clean(frag["summary"]), style="bold yellow"))
+            console.print(Para(frag["summary"], 2, 4, "bold yellow"))
         if pool.get("consolidation_hint"):
-            console.print(Text("  " + clean(pool["consolidation_hint"]), style="italic"))
+            console.print(Para(pool["consolidation_hint"], 2, 4, "italic"))
     console.print()
     totals = Table(title="Cluster totals", title_justify="left", show_edge=False, pad_edge=False, box=None)
     for col in ("RESOURCE", "NODES", "CAPACITY", "ALLOCATABLE", "ALLOCATED", "FREE", "UNHEALTHY"):
@@ -146,7 +151,8 @@ def capacity_csv(doc: dict[str, Any]) -> str:
     w = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in doc["rows"]:
-        row = {k: clean(v) if isinstance(v, str) else v for k, v in r.items()}
+        row = {k: clean(v) if isinstance(v, str) else ("true" if v is True else "false" if v is False else v)
+               for k, v in r.items()}
         row["unreadable"] = clean("; ".join(r.get("unreadable") or []))
         w.writerow(row)
     return out.getvalue()
@@ -198,21 +204,21 @@ def render_pending(doc: dict[str, Any], console: Console, wide: bool = False) ->
         head = Text(f"{i}. {g['code']}", style="bold")
         head.append(f"  {len(g['pods'])} pod(s), waiting up to {_age(g['oldestPendingSeconds'])}", style="dim")
         console.print(head)
-        console.print(Text("   " + clean(g["summary"])))
+        console.print(Para(g["summary"], 3))
         shown = g["pods"] if wide else g["pods"][:6]
-        console.print(Text("   " + ", ".join(f"{clean(p['namespace'])}/{clean(p['name'])} ({_age(p['pendingSeconds'])})"
-                                            for p in shown) + (f", … {len(g['pods']) - len(shown)} more" if len(g["pods"]) > len(shown) else ""),
-                           style="dim"))
+        console.print(Para(", ".join(f"{p['namespace']}/{p['name']} ({_age(p['pendingSeconds'])})"
+                                     for p in shown) + (f", … {len(g['pods']) - len(shown)} more" if len(g["pods"]) > len(shown) else ""),
+                           3, 3, "dim"))
         for fx in g["fixes"][:1 if not wide else None]:
-            console.print(Text("   Fix: " + clean(fx["summary"])))
-            for cmd in fx["commands"]:
-                for j, ln in enumerate(clean(cmd).splitlines()):
-                    console.print(Text(("      $ " if j == 0 and not cmd.startswith("tolerations:") else "        ") + ln,
-                                       style="green"), soft_wrap=True)
+            console.print(Para("Fix: " + fx["summary"], 3, 8))
+            if fx.get("needsJudgement"):
+                console.print(Para(f"(needs judgement: {fx['needsJudgement']})", 6, 6, "dim"))
+            for line in command_lines(fx, 6):
+                console.print(line, soft_wrap=True)
         if g.get("runbook"):
             console.print(Text(f"   Runbook: {g['runbook']}", style="dim"))
     for c in doc.get("checks") or []:
-        console.print(Text(f"  {c['status']} {clean(c['name'])}: {clean(c['detail'])}", style="yellow"))
+        console.print(Para(f"{c['status']} {c['name']}: {c['detail']}", 2, 4, "yellow"))
     print_unreadable(doc, console)
 
 
@@ -224,7 +230,7 @@ def pending_markdown(doc: dict[str, Any]) -> str:
                   _md(g["summary"]), ""]
         lines += [f"- `{_md(p['namespace'])}/{_md(p['name'])}` ({_age(p['pendingSeconds'])})" for p in g["pods"]]
         for fx in g["fixes"][:1]:
-            lines += ["", f"Fix: {_md(fx['summary'])}", "", "```"] + [clean(c) for c in fx["commands"]] + ["```"]
+            lines += ["", f"Fix: {_md(fx['summary'])}", ""] + markdown_fences(fx)
         lines.append("")
     if doc.get("checks"):
         lines += ["Not read or not decided:", ""]

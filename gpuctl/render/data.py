@@ -10,9 +10,39 @@ from typing import Any, Optional, TextIO
 from .safe import clean_data
 
 
+def camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def with_camel_keys(doc: Any) -> Any:
+    """Keys are camelCase, as Kubernetes names its fields. The snake_case keys the
+    v1 documents first shipped with (``largest_free_block``, ``free_histogram``,
+    ``pool_label``, ``consolidation_hint``, ...) stay beside their camelCase twin
+    as deprecated aliases until the schema's next version (docs/output.md). Keys
+    that are data, not field names (node names, resource names, histogram buckets,
+    label keys), are never renamed: only identifiers made of lower-case words."""
+    if isinstance(doc, list):
+        return [with_camel_keys(v) for v in doc]
+    if not isinstance(doc, dict):
+        return doc
+    out: dict = {}
+    for k, v in doc.items():
+        v = with_camel_keys(v) if k not in _DATA_KEYS else v
+        if isinstance(k, str) and "_" in k and k.replace("_", "").isalpha() and k.islower():
+            out.setdefault(camel(k), v)
+        out[k] = v
+    return out
+
+
+# Maps whose keys are data (label keys, node names, free-GPU buckets), left as they are.
+_DATA_KEYS = frozenset({"labels", "free_histogram", "freeHistogram", "apply", "requests", "free", "operands",
+                        "drivers", "annotations", "env", "metrics"})
+
+
 def dump_json(doc: Any, out: Optional[TextIO] = None) -> None:
     out = out or sys.stdout
-    out.write(json.dumps(clean_data(doc), indent=2, ensure_ascii=False))
+    out.write(json.dumps(clean_data(with_camel_keys(doc)), indent=2, ensure_ascii=False))
     out.write("\n")
 
 
@@ -21,4 +51,4 @@ def dump_yaml(doc: Any, out: Optional[TextIO] = None) -> None:
 
     out = out or sys.stdout
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    out.write(yaml.dump(clean_data(doc), Dumper=dumper, sort_keys=False, allow_unicode=True, width=100))
+    out.write(yaml.dump(clean_data(with_camel_keys(doc)), Dumper=dumper, sort_keys=False, allow_unicode=True, width=100))

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console, RenderableType
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -27,15 +26,31 @@ STATUS_STYLE = {"passed": "green", "failed": "red", "skipped": "yellow", "error"
 MAX_EVIDENCE = 8
 
 
-def _pad(renderable: RenderableType, pad: tuple, expand: bool = False) -> Padding:
-    return Padding(renderable, pad, expand=expand)
-
-
 def _t(text: object, style: str = "") -> Text:
     return Text(clean(text), style=style)
 
 
-def _target_line(d: Diagnosis) -> Text:
+class Para:
+    """Prose wrapped at print time to the console's width with a hanging indent:
+    continuation lines keep the indent, words (labels, paths, taints) are never
+    split, and no line carries trailing padding."""
+
+    def __init__(self, text: object, indent: int = 0, hang: int | None = None, style: str = "") -> None:
+        self.text, self.indent, self.hang, self.style = clean(text), indent, indent if hang is None else hang, style
+
+    def __rich_console__(self, console: Console, options):
+        yield wrap_text(self.text, options.max_width, self.indent, self.hang, self.style)
+
+
+def wrap_text(text: str, width: int, indent: int, hang: int, style: str = "") -> Text:
+    import textwrap
+
+    lines = textwrap.wrap(text, width=max(width, indent + 20), initial_indent=" " * indent,
+                          subsequent_indent=" " * hang, break_long_words=False, break_on_hyphens=False) or [""]
+    return Text("\n".join(lines), style=style, no_wrap=True, overflow="ignore")
+
+
+def _target_line(d: Diagnosis) -> "_Header":
     t = d.target
     line = Text()
     line.append(f" {d.verdict.upper()} ", style=VERDICT_STYLE.get(d.verdict, "bold"))
@@ -58,9 +73,48 @@ def _target_line(d: Diagnosis) -> Text:
     req = t.get("requests") or {}
     if req:
         bits.append("wants " + ", ".join(f"{v} {k}" for k, v in req.items()))
-    if bits:
-        line.append("  (" + clean("; ".join(bits)) + ")", style="dim")
-    return line
+    return _Header(line, clean("; ".join(bits)) if bits else "")
+
+
+class StyledPara:
+    """A styled Text wrapped with a hanging indent, words never split, no padding."""
+
+    def __init__(self, text: Text, hang: int) -> None:
+        self.text, self.hang = text, hang
+
+    def __rich_console__(self, console: Console, options):
+        width = max(options.max_width, self.hang + 20)
+        first, *rest = self.text.wrap(console, width, overflow="ignore") or [Text("")]
+        out = first.copy()
+        if rest:
+            tail = Text("").join(rest)
+            tail_lines = tail.wrap(console, width - self.hang, overflow="ignore") if len(rest) > 1 else rest
+            for ln in tail_lines:
+                out.append("\n" + " " * self.hang)
+                out.append_text(ln)
+        out.rstrip()
+        out.no_wrap, out.overflow = True, "ignore"
+        yield out
+
+
+class _Header:
+    """The verdict line; its details follow on the same line when they fit, else on
+    indented lines below it."""
+
+    def __init__(self, head: Text, details: str) -> None:
+        self.head, self.details = head, details
+
+    def __rich_console__(self, console: Console, options):
+        if not self.details:
+            yield self.head
+            return
+        one = self.head.copy()
+        one.append(f"  ({self.details})", style="dim")
+        if one.cell_len <= options.max_width:
+            yield one
+        else:
+            yield self.head
+            yield wrap_text(self.details, options.max_width, 2, 4, "dim")
 
 
 def _finding_block(f: dict[str, Any], index: int, lead: bool, wide: bool) -> list[RenderableType]:
@@ -74,26 +128,35 @@ def _finding_block(f: dict[str, Any], index: int, lead: bool, wide: bool) -> lis
     if f.get("symptomOf"):
         head.append(f"  symptom of {f['symptomOf']}", style="dim")
     parts.append(head)
-    parts.append(_pad(_t(f["summary"]), (0, 0, 0, 3)))
+    parts.append(Para(f["summary"], 3))
     evidence = f["evidence"] if (lead or wide) else f["evidence"][:2]
     if evidence:
-        parts.append(_pad(Text("Evidence:", style="bold"), (0, 0, 0, 3)))
+        parts.append(Text("   Evidence:", style="bold"))
         shown = evidence[:MAX_EVIDENCE] if not wide else evidence
         for line in shown:
-            parts.append(_pad(_t("• " + line), (0, 0, 0, 5)))
+            parts.append(Para("• " + line, 5, 7))
         if len(evidence) > len(shown):
-            parts.append(_pad(_t(f"… {len(evidence) - len(shown)} more (-o wide or -o json)", "dim"), (0, 0, 0, 5)))
+            parts.append(Para(f"… {len(evidence) - len(shown)} more (-o wide or -o json)", 5, 7, "dim"))
     fixes = f["fixes"] if (lead or wide) else f["fixes"][:1]
     if fixes:
-        parts.append(_pad(Text("Fix:", style="bold"), (0, 0, 0, 3)))
+        parts.append(Text("   Fix:", style="bold"))
         for i, fix in enumerate(fixes, 1):
-            parts.append(_pad(_t(f"{i}. {fix['summary']}"), (0, 0, 0, 5)))
-            for cmd in fix["commands"]:
-                for j, line in enumerate(clean(cmd).splitlines()):
-                    prefix = "$ " if j == 0 and not cmd.startswith("tolerations:") else "  "
-                    parts.append(Text(" " * 8 + prefix + line, style="green"))
-    parts.append(_pad(Text(f"Runbook: {f['runbook']}", style="dim"), (0, 0, 0, 3)))
+            parts.append(Para(f"{i}. {fix['summary']}", 5, 8))
+            if fix.get("needsJudgement"):
+                parts.append(Para(f"(needs judgement: {fix['needsJudgement']})", 8, 8, "dim"))
+            parts.extend(command_lines(fix, 8))
+    parts.append(Text(f"   Runbook: {f['runbook']}", style="dim"))
     return parts
+
+
+def command_lines(fix: dict[str, Any], indent: int) -> list[Text]:
+    """A fix's commands, one per line and never wrapped (they copy whole, with no
+    prompt to delete), then its YAML snippets under a label of their own."""
+    out = [Text(" " * indent + line, style="green") for cmd in fix["commands"] for line in clean(cmd).splitlines()]
+    for snippet in fix.get("snippets") or []:
+        out.append(Text(" " * indent + "YAML for the manifest:", style="dim"))
+        out += [Text(" " * (indent + 2) + line, style="green") for line in clean(snippet).splitlines()]
+    return out
 
 
 def _fit_table(nodes: list[dict[str, Any]]) -> Table:
@@ -114,17 +177,17 @@ def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None
     console.print(_target_line(d))
     pods = d.target.get("pods")
     if d.target.get("operands"):
-        console.print(_t("  GPU stack: " + "; ".join(f"{k} {v}" for k, v in d.target["operands"].items()), "dim"))
+        console.print(Para("GPU stack: " + "; ".join(f"{k} {v}" for k, v in d.target["operands"].items()), 2, 4, "dim"))
     pool = d.target.get("pool")
     if pool and len(pool.get("drivers") or {}) > 1:
-        console.print(_t(f"  pool {pool['key']} drivers: " + ", ".join(f"{v} x{n}" for v, n in sorted(pool['drivers'].items())), "dim"))
+        console.print(Para(f"pool {pool['key']} drivers: " + ", ".join(f"{v} x{n}" for v, n in sorted(pool['drivers'].items())), 2, 4, "dim"))
     if pods and d.target.get("kind") == "Node":
-        console.print(_t("  GPU pods: " + ", ".join(
+        console.print(Para("GPU pods: " + ", ".join(
             f"{p['namespace']}/{p['name']} ({p['phase']}, {sum(p['gpus'].values())} GPU)" for p in pods[:8])
-            + (f", … {len(pods) - 8} more" if len(pods) > 8 else ""), "dim"))
+            + (f", … {len(pods) - 8} more" if len(pods) > 8 else ""), 2, 4, "dim"))
     elif pods:
         for p in pods:
-            console.print(_t(f"  pod {p['name']}: {p['phase']}, {p['verdict']}" + (f" ({p['top']})" if p.get("top") else ""), "dim"))
+            console.print(Para(f"pod {p['name']}: {p['phase']}, {p['verdict']}" + (f" ({p['top']})" if p.get("top") else ""), 2, 4, "dim"))
     console.print()
     findings = doc["findings"]
     if not findings:
@@ -142,9 +205,10 @@ def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None
     counts: dict[str, int] = {}
     for c in doc["checks"]:
         counts[c["status"]] = counts.get(c["status"], 0) + 1
-    summary = Text("Checks: ", style="bold")
-    summary.append(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    console.print(summary)
+    if counts:
+        summary = Text("Checks: ", style="bold")
+        summary.append(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+        console.print(summary)
     for c in doc["checks"]:
         if c["status"] in ("skipped", "error") or wide:
             line = Text("  ")
@@ -152,13 +216,28 @@ def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None
             line.append(" " + clean(c["name"]))
             if c["detail"]:
                 line.append(": " + clean(c["detail"]), style="dim")
-            console.print(line)
+            console.print(StyledPara(line, 4))
     for note in d.notes:
-        console.print(_t(note, "italic"))
+        console.print(Para(note, 0, 2, "italic"))
 
 
 def _md(text: object) -> str:
     return clean(text).replace("|", "\\|")
+
+
+def markdown_fences(fix: dict[str, Any], indent: str = "") -> list[str]:
+    """Commands in a shell fence, YAML snippets in a fence of their own, so a pasted
+    shell block never runs ``tolerations:``."""
+    out: list[str] = []
+    if fix["commands"]:
+        out.append(indent + "```sh")
+        out += [indent + line for cmd in fix["commands"] for line in clean(cmd).splitlines()]
+        out.append(indent + "```")
+    for snippet in fix.get("snippets") or []:
+        out.append(indent + "```yaml")
+        out += [indent + line for line in clean(snippet).splitlines()]
+        out.append(indent + "```")
+    return out
 
 
 def render_markdown(d: Diagnosis) -> str:
@@ -181,12 +260,9 @@ def render_markdown(d: Diagnosis) -> str:
         if f["fixes"]:
             out.append("Fix:")
             for j, fix in enumerate(f["fixes"], 1):
-                out.append(f"{j}. {_md(fix['summary'])}")
-                if fix["commands"]:
-                    out.append("   ```")
-                    for cmd in fix["commands"]:
-                        out += ["   " + line for line in clean(cmd).splitlines()]
-                    out.append("   ```")
+                out.append(f"{j}. {_md(fix['summary'])}"
+                           + (f" _(needs judgement: {_md(fix['needsJudgement'])})_" if fix.get("needsJudgement") else ""))
+                out += markdown_fences(fix, "   ")
             out.append("")
         out.append(f"Runbook: `{f['runbook']}`")
         out.append("")

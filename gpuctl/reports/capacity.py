@@ -246,37 +246,61 @@ def _fragmentation(rows: list[Row], pending: list[float], running_sizes: list[fl
     return frag
 
 
+MAX_MOVERS = 12   # pods considered on one node: subsets are enumerated (4,096 at most)
+
+
+def _place(movers: list[tuple[float, Any]], free: dict[str, float]) -> Optional[list[tuple[float, Any, str]]]:
+    """First-fit decreasing: each pod, biggest first, onto a node with room for all
+    of it after the earlier moves; None when one does not fit anywhere."""
+    left = dict(free)
+    plan = []
+    for q, p in sorted(movers, key=lambda x: -x[0]):
+        dest = next((n for n, f in sorted(left.items(), key=lambda kv: (kv[1], kv[0])) if f >= q), None)
+        if dest is None:
+            return None
+        left[dest] -= q
+        plan.append((q, p, dest))
+    return plan
+
+
 def _consolidation(snap: Snapshot, rows: list[Row], pods_by_node: dict[str, list], resource: str,
                    pending: list[float]) -> Optional[str]:
-    """Best effort: which running pods, if moved, would free a whole node for the
-    largest Pending request. A hint, clearly labelled, never an instruction."""
+    """Best effort: which running pods, if moved, would free a node for the largest
+    Pending request. Only a feasible plan is offered: each pod moved fits, whole, on
+    a node that still has room for it after the earlier moves (by GPU count; the
+    pods' own constraints are for the reader to check). A hint, never an instruction."""
+    from itertools import combinations
+
     if not pending:
         return None
     need = max(pending)
     usable = sorted((r for r in rows if r.schedulable and r.ready and r.free is not None and r.allocated is not None),
-                    key=lambda r: -r.free)
+                    key=lambda r: (-r.free, r.node))
     if not usable or usable[0].free >= need:
         return None
+    best = None
     for target in usable:
         if target.allocatable < need:
             continue
         missing = need - target.free
-        movers = sorted(((request_of(p, resource), p) for p in pods_by_node.get(target.node, [])),
-                        key=lambda x: x[0])
-        moved, chosen = 0.0, []
-        for q, p in movers:
-            if q <= 0:
-                continue
-            chosen.append((q, p))
-            moved += q
-            if moved >= missing:
+        movers = sorted(((request_of(p, resource), p) for p in pods_by_node.get(target.node, [])
+                         if request_of(p, resource) > 0), key=lambda x: (x[0], x[1].metadata.name))[:MAX_MOVERS]
+        free = {r.node: r.free for r in usable if r.node != target.node}
+        for size in range(1, len(movers) + 1):
+            options = sorted((c for c in combinations(movers, size) if sum(q for q, _ in c) >= missing),
+                             key=lambda c: sum(q for q, _ in c))
+            plan = next((pl for c in options if (pl := _place(list(c), free)) is not None), None)
+            if plan is not None:
+                if best is None or len(plan) < len(best[1]):
+                    best = (target, plan)
                 break
-        room = sum(r.free for r in usable if r.node != target.node)
-        if moved >= missing and room >= moved:
-            names = ", ".join(f"{p.metadata.namespace}/{p.metadata.name} ({_int(q)})" for q, p in chosen)
-            return (f"hint: moving {names} off {target.node} would free {_int(target.free + moved)} {resource} there "
-                    f"for a Pending {_int(need)}-GPU pod; the other nodes have {_int(room)} free to take them")
-    return None
+    if best is None:
+        return None
+    target, plan = best
+    moved = sum(q for q, _, _ in plan)
+    steps = ", ".join(f"{p.metadata.namespace}/{p.metadata.name} ({_int(q)}) to {dest}" for q, p, dest in plan)
+    return (f"hint: moving {steps} would free {_int(target.free + moved)} {resource} on {target.node} "
+            f"for a Pending {_int(need)}-GPU pod (by GPU count; check the moved pods' own constraints)")
 
 
 def capacity_report(snap: Snapshot, pool_label: Optional[str] = None, wide: bool = False) -> dict[str, Any]:
