@@ -60,6 +60,7 @@ class NodePlugin:
     pods: list[Pod] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)   # evidence lines: missing, not ready, crash-looping
     log: list[LogFinding] = field(default_factory=list)
+    logs_read: list[tuple[str, int]] = field(default_factory=list)   # ("ns/pod/container[ (previous)]", lines)
 
     @property
     def nvml_failed(self) -> bool:
@@ -150,6 +151,10 @@ def device_plugin_state(snap: Snapshot, gpu_nodes: list[Node]) -> DevicePluginSt
                     if previous and c not in restarted:
                         continue
                     text = snap.logs.get(p.metadata.namespace or "", p.metadata.name, c, previous)
+                    if text is None:
+                        continue
+                    where = f"{p.metadata.namespace}/{p.metadata.name}/{c}" + (" (previous)" if previous else "")
+                    np_.logs_read.append((where, len(text.splitlines())))
                     if text:
                         np_.log.extend(classify_log(text))
     return DevicePluginState(by_node, known)

@@ -96,6 +96,7 @@ class Health:
     ecc: list[str] = field(default_factory=list)          # evidence lines of uncorrectable ECC / remap failure
     unhealthy: list[str] = field(default_factory=list)    # device marked unhealthy, health-controller conditions
     sources: list[str] = field(default_factory=list)      # what was read
+    read: list[str] = field(default_factory=list)         # the logs read, with their sizes ("412 lines of ns/pod/c")
     gaps: list[str] = field(default_factory=list)         # what could not be read (metrics garbage, …)
 
 
@@ -114,8 +115,9 @@ def node_health(snap: Snapshot, node_name: str) -> Health:
     # Device-plugin log.
     if node is not None:
         dp = device_plugin_state(snap, [node]).for_node(node_name)
-        if dp.log:
+        if dp.logs_read:   # a clean log is evidence too: no Xid in it
             h.sources.append("device-plugin log")
+            h.read.extend(f"{n} lines of {where}" for where, n in dp.logs_read)
         for lf in dp.log:
             if lf.xid is not None:
                 h.xids.append(XidEvent(lf.xid, _device_of(lf.line), "device-plugin log", lf.line))

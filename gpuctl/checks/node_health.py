@@ -246,6 +246,7 @@ def xid(ctx: NodeContext) -> Iterable[Finding]:
         if worst is None or (sev == "critical" and worst[1] != "critical"):
             worst = (n, sev, info)
     if worst is None:
+        yield Note("no Xid in " + "; ".join(ctx.health.read + [s for s in ctx.health.sources if s != "device-plugin log"]))
         return
     n, sev, info = worst
     yield Finding("xid-error", f"Xid {n} on {ctx.name}" + (f": {info.description}; {info.action}" if info else ""),
@@ -306,3 +307,63 @@ def mig(ctx: NodeContext) -> Iterable[Finding]:
                       fixes=[Fix("Read the MIG manager's log; GPUs must be idle for a repartition",
                                  [f"kubectl get pods -A -o wide --field-selector spec.nodeName={ctx.name} | grep mig-manager"])])
     yield Note(detail)
+
+
+def cordon_origin(snap: Snapshot, node: Node) -> list[str]:
+    """When and by whom the node was cordoned, from what the cluster kept: the
+    field manager that wrote spec.unschedulable (live reads), the
+    node.kubernetes.io/unschedulable taint's timeAdded, and the kubelet's
+    NodeNotSchedulable event."""
+    from .context import human_age
+
+    out = []
+    for m in node.metadata.managedFields:
+        if "f:unschedulable" in ((m.fieldsV1 or {}).get("f:spec") or {}):
+            out.append(f"spec.unschedulable set by {m.manager or 'an unnamed client'}"
+                       + (f" at {m.time} ({human_age(snap.age_seconds(m.time))} ago)" if m.time else ""))
+    for t in node.spec.taints:
+        if t.key == "node.kubernetes.io/unschedulable" and t.timeAdded:
+            out.append(f"taint node.kubernetes.io/unschedulable added at {t.timeAdded} "
+                       f"({human_age(snap.age_seconds(t.timeAdded))} ago)")
+    for e in reversed(snap.events_for("Node", None, node.metadata.name)):
+        if e.reason == "NodeNotSchedulable":
+            who = (e.source.component if e.source else None) or e.reportingComponent or "?"
+            out.append(f"event NodeNotSchedulable from {who} at {e.last_seen}: {e.message}")
+            break
+    return out
+
+
+def waiting_pods(snap: Snapshot, node: Node) -> list[Pod]:
+    """Pending, unbound pods whose only obstacle on this node is the cordon."""
+    from .context import PodContext
+
+    out = []
+    for p in snap.pods.values():
+        if p.phase != "Pending" or p.spec.nodeName:
+            continue
+        ctx = PodContext(snap, p)
+        if not ctx.gpu_requests:
+            continue
+        fit = ctx.fit_by_name.get(node.metadata.name)
+        if fit is not None and fit.reasons == ["node-unschedulable"]:
+            out.append(p)
+    return out
+
+
+@check("cordon", target="node", applies=lambda ctx: bool(ctx.node.spec.unschedulable))
+def cordon(ctx: NodeContext) -> Iterable[Finding]:
+    """A cordoned GPU node: who cordoned it and when, if the cluster says, and the
+    Pending GPU pods that would run on it once uncordoned."""
+    origin = cordon_origin(ctx.snap, ctx.node) or ["no event, taint time or field manager says when or by whom"]
+    waiting = waiting_pods(ctx.snap, ctx.node)
+    if not waiting:
+        yield Note(f"cordoned; {'; '.join(origin)}; no Pending GPU pod waits for it")
+        return
+    names = [f"{p.metadata.namespace}/{p.metadata.name}" for p in waiting]
+    yield Finding("node-unschedulable",
+                  f"{ctx.name} is cordoned while {len(waiting)} Pending GPU pod(s) would fit on it",
+                  evidence=origin + [f"waiting: {', '.join(names[:6])}" + (f", … {len(names) - 6} more" if len(names) > 6 else "")],
+                  nodes=[ctx.name], root_cause=True, disruption=1, severity=Severity.WARNING,
+                  fixes=[Fix("If the maintenance is over, uncordon it",
+                             [f"kubectl describe node {ctx.name} | grep -iA3 -E 'taints|unschedulable'",
+                              f"kubectl uncordon {ctx.name}"])])

@@ -587,6 +587,9 @@ def collect_for_node(api: KubeAPI, name: str, dcgm_url: Optional[str] = None,
     c._add_all("Event", items)
     c.device_plugins([node], [name])
     c.node_metrics(name, dcgm_url, prometheus_url)
+    if node.spec.unschedulable:   # which Pending pods wait for it: one list, unbound Pending pods only
+        c._add_all("Pod", c._try("pending-pods", "list Pending pods", "list", "pods",
+                                 lambda: api.list("/api/v1/pods", "Pod", {"fieldSelector": "status.phase=Pending,spec.nodeName="})))
     return c.snap
 
 

@@ -369,8 +369,23 @@ class NodeStatus(_S):
     nodeInfo: Optional[NodeSystemInfo] = None
 
 
+class ManagedFieldsEntry(_S):
+    """Who wrote which fields of an object, and when (server-side field tracking).
+    Kept for nodes only, to say who cordoned one: ``kubectl get -o json`` leaves
+    these out unless --show-managed-fields, a live read has them."""
+
+    manager: str = ""
+    operation: str = ""
+    time: Optional[str] = None
+    fieldsV1: Optional[dict[str, Any]] = None
+
+
+class NodeMeta(ObjectMeta):
+    managedFields: list[ManagedFieldsEntry] = field(default_factory=list)
+
+
 class Node(_S):
-    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    metadata: NodeMeta = field(default_factory=NodeMeta)
     spec: NodeSpec = field(default_factory=NodeSpec)
     status: NodeStatus = field(default_factory=NodeStatus)
 
