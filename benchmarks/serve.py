@@ -42,13 +42,13 @@ READY = "READY "
 
 
 def _load_snapshot(path: Path) -> tuple[Iterator[dict], dict, dict[str, Any]]:
-    """Objects (decoded lazily), logs and metadata of a snapshot directory written by synth."""
-    import msgspec
+    """Objects (decoded lazily), logs and metadata of a snapshot: a directory written by
+    ``benchmarks.synth --out`` or ``gpuctl snapshot save``, a tarball, a kubectl dump,
+    or ``demo`` (the bundled demo cluster) - whatever ``gpuctl --snapshot`` reads."""
+    sys.path.insert(0, str(ROOT))
+    from gpuctl.collect.files import iter_raw_objects, resolve_snapshot
 
-    class _List(msgspec.Struct):
-        items: list[msgspec.Raw] = []
-
-    files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.name != "snapshot.json")
+    path = resolve_snapshot(path)
     logs: dict[tuple[str, str, str, bool], str] = {}
     for p in (path / "logs").rglob("*.log") if (path / "logs").is_dir() else ():
         ns, pod = p.parent.parent.name, p.parent.name
@@ -56,17 +56,8 @@ def _load_snapshot(path: Path) -> tuple[Iterator[dict], dict, dict[str, Any]]:
         previous = name.endswith(".previous")
         logs[(ns, pod, name[: -len(".previous")] if previous else name, previous)] = p.read_text(encoding="utf-8")
     meta_file = path / "snapshot.json"
-    info = json.loads(meta_file.read_text()).get("synthetic", {}) if meta_file.exists() else {}
-
-    def objects() -> Iterator[dict]:
-        for f in files:
-            raw = f.read_bytes()
-            doc = msgspec.json.decode(raw, type=_List)
-            del raw
-            for item in doc.items:
-                yield msgspec.json.decode(item)
-
-    return objects(), logs, info
+    info = json.loads(meta_file.read_text()).get("synthetic", {}) if meta_file.is_file() else {}
+    return iter_raw_objects(path), logs, info
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -76,6 +67,7 @@ def _serve(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     if args.snapshot:
         objects, logs, info = _load_snapshot(Path(args.snapshot))
+        objects = (o for o in objects if o.get("apiVersion") and o.get("kind") and (o.get("metadata") or {}).get("name"))
         generated_s = 0.0
     else:
         sys.path.insert(0, str(ROOT))
@@ -191,7 +183,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--nodes", type=int, default=DEFAULT_NODES)
     ap.add_argument("--pods", type=int, default=DEFAULT_PODS)
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    ap.add_argument("--snapshot", help="serve this snapshot directory (benchmarks.synth --out) instead")
+    ap.add_argument("--snapshot", help="serve this snapshot instead (benchmarks.synth --out, gpuctl snapshot save, a kubectl dump, or demo)")
     ap.add_argument("--kubeconfig", default=str(HERE / "out" / "bench.kubeconfig"))
     ap.add_argument("--page-size-cap", type=int, default=None)
     ap.add_argument("--no-auth", action="store_true",

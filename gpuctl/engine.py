@@ -4,7 +4,7 @@ and builds the diagnosis document.
 * A check whose data set is missing (a Gap: 403, 404, timeout, absent from the
   snapshot) is ``skipped`` with the reason; one that raises is ``error`` naming what
   it was reading. The rest of the diagnosis still prints.
-* Ranking (shared/spec/findings.md): root causes whose fix alone lets the pod run
+* Ranking (docs/runbooks/README.md): root causes whose fix alone lets the pod run
   first, least disruptive fix first, more nodes unblocked first; then the other
   causes by how many nodes they block; symptoms below their cause; info last.
 * Verdict: blocker -> blocked (unbound) / failing (bound); critical or warning ->
@@ -424,16 +424,26 @@ def parse_target(target: str) -> tuple[Optional[str], str, Optional[str]]:
     if "/" in name:
         from .errors import UsageError
 
-        raise UsageError(f"invalid target {target!r}: give NAME, KIND/NAME or NAMESPACE/NAME")
+        raise UsageError(f"invalid target {target!r}: {name!r} is not a valid Kubernetes name "
+                         "(give NAME, KIND/NAME or NAMESPACE/NAME)")
     lowered = head.lower()
     if lowered == "job.batch.volcano.sh":
         return "vcjob", name, None
     base = lowered.split(".", 1)[0]
     if base in ("pod", "pods", "po"):
         return "pod", name, None
-    if base in KINDS:
-        return base, name, None
+    if base in KINDS or base in OTHER_KINDS or "." in lowered:
+        return base, name, None   # a kind gpuctl does not diagnose is refused by name, not taken for a namespace
     return None, name, head
+
+
+# Resource names kubectl knows that are not workloads gpuctl diagnoses: "cronjob/x"
+# is a kind the user meant, never a namespace called "cronjob".
+OTHER_KINDS = frozenset({
+    "cronjob", "cronjobs", "cj", "node", "nodes", "no", "service", "services", "svc", "configmap", "configmaps", "cm",
+    "secret", "secrets", "namespace", "namespaces", "ns", "persistentvolumeclaim", "persistentvolumeclaims", "pvc",
+    "replicationcontroller", "replicationcontrollers", "rc", "event", "events", "ev", "ingress", "ingresses", "ing",
+    "serviceaccount", "serviceaccounts", "sa", "endpoints", "ep", "lease", "leases"})
 
 
 def split_target(target: str) -> tuple[Optional[str], str]:

@@ -2,7 +2,7 @@
 
 The registry below is the one table of finding codes (popeye style): every code a
 check may emit is listed here with its default severity, the section of
-``shared/spec/findings.md`` it belongs to and a one-line title. A test fails when a
+``docs/runbooks/README.md`` it belongs to and a one-line title. A test fails when a
 code lacks a runbook (``docs/runbooks/CODE.md``) or a runbook names no code.
 """
 

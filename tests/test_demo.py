@@ -32,5 +32,5 @@ def test_readme_demo_command_is_the_first_case():
     block = readme.split("```bash\n", 1)[1].split("```", 1)[0].strip().splitlines()
     assert len(block) == 2
     ns, name = CASES[0]["pod"].split("/", 1)
-    assert f"gpuctl diagnose pod {name} -n {ns} --snapshot examples/demo-cluster" in block[0]
+    assert f"gpuctl diagnose pod {name} -n {ns} --snapshot demo" in block[0]
     assert "pytest" in block[1]

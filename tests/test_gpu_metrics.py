@@ -5,7 +5,7 @@ The fixtures follow dcgm-exporter's own render template
 modelName, [GPU_I_PROFILE, GPU_I_ID], Hostname, then labels and attributes such as
 DCGM_FI_DRIVER_VERSION, err_code/err_msg and the pod attribution) and the metric
 names of etc/default-counters.csv and etc/1.x-compatibility-metrics.csv
-(shared/reference/gpu-on-kubernetes.md §5).
+(dcgm-exporter's default counters, NVIDIA/dcgm-exporter etc/default-counters.csv).
 """
 
 from __future__ import annotations

@@ -140,7 +140,7 @@ REAL = [
      "nvidia-runtime-error", "the NVIDIA OCI hook /usr/bin/nvidia-container-toolkit failed (exit code 1)",
      "error executing hook"),
     ("event",
-     # nvidia-container-toolkit cmd/nvidia-container-runtime/README.md (reference §2.2)
+     # nvidia-container-toolkit cmd/nvidia-container-runtime/README.md
      "failed to create shim: OCI runtime create failed: container_linux.go:380: starting container process caused: "
      "process_linux.go:545: container init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: "
      "Auto-detected mode as 'legacy'\nerror running hook #0: error running hook: exit status 1, stdout: , stderr: "
@@ -437,7 +437,7 @@ def test_xid_info_accepts_digit_string():
 # --------------------------------------------------------------------------- kernel Xid lines
 
 KERNEL = [
-    # shared/reference §6 / GPUD kmsg.go test data
+    # GPUD kmsg.go test data
     ("NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of waiting for RPC response "
      "from GPU4 GSP! Expected function 76 (GSP_RM_CONTROL) (0x2080014b 0x5).", (119, "0000:9b:00")),
     ("[...] NVRM: Xid (0000:03:00): 14, Channel 00000001", (14, "0000:03:00")),

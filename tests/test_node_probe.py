@@ -1,6 +1,6 @@
 """`gpuctl node probe`: NVML through a fake module at its one boundary
 (gpuctl.collect.nvml, the only importer of pynvml), Xids from recorded kernel-log
-lines (reference §6), and the document against docs/probe.md and `diagnose node`.
+lines, and the document against docs/probe.md and `diagnose node`.
 
 The fake NVML raises the real nvidia-ml-py exception classes. It reaches the CLI by
 standing in for the `pynvml` module in sys.modules (the boundary itself), never
@@ -30,7 +30,7 @@ from gpuctl.errors import SourceError
 MiB = 1024 * 1024
 XID79_SCENARIO = SCENARIOS / "node-xid-79"
 
-# Recorded kernel lines (reference §6, GPUD kmsg.go test data) with journalctl / dmesg prefixes.
+# Recorded kernel lines (the upstream source, GPUD kmsg.go test data) with journalctl / dmesg prefixes.
 KERNEL_LINES = [
     "2026-11-20T02:50:00+0000 gpu-a100-5 kernel: nvidia-nvlink: Nvlink Core is being initialized",
     "2026-11-20T02:58:11+0000 gpu-a100-5 kernel: NVRM: Xid (PCI:0000:07:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",

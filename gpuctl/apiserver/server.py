@@ -711,8 +711,11 @@ class _PatchError(Exception):
     """A patch that cannot be applied (answered 422 like the apiserver does)."""
 
 
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch; ``null`` deletes a key."""
+def merge_patch(target: Any, patch: Any, strategic: bool = False) -> Any:
+    """RFC 7386 JSON merge patch; ``null`` deletes a key. ``strategic``: a map marked
+    ``{"$replaced": value}`` by _strategic_replace replaces the target's."""
+    if strategic and isinstance(patch, dict) and set(patch) == {_REPLACED}:
+        return copy.deepcopy(patch[_REPLACED])
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
     result = dict(target) if isinstance(target, dict) else {}
@@ -720,37 +723,23 @@ def merge_patch(target: Any, patch: Any) -> Any:
         if value is None:
             result.pop(key, None)
         else:
-            result[key] = merge_patch(result.get(key), value)
+            result[key] = merge_patch(result.get(key), value, strategic)
     return result
 
 
-def _strategic_replace(target: Any, patch: Any) -> Any:
-    """Apply the ``$patch: replace`` directive of a strategic merge patch (what
-    ``kubectl rollout undo`` sends for the pod template): that map replaces the
-    target's instead of merging into it. Other directives are dropped."""
+_REPLACED = "$replaced"
+
+
+def _strategic_replace(patch: Any) -> Any:
+    """A strategic merge patch as a merge patch: a map with the ``$patch: replace``
+    directive (what ``kubectl rollout undo`` sends for the pod template) is marked to
+    replace the target's instead of merging into it; other directives are dropped
+    (lists are replaced, not merged by key: the approximation this server makes)."""
     if not isinstance(patch, dict):
-        return patch
+        return _strip_directives(patch)
     if patch.get("$patch") == "replace":
-        return {"$replaced": _strip_directives({k: v for k, v in patch.items() if k != "$patch"})}
-    out = {}
-    for k, v in patch.items():
-        out[k] = _strategic_replace(target.get(k) if isinstance(target, dict) else None, v)
-    return out
-
-
-def _merge_strategic(target: Any, patch: Any) -> Any:
-    """Merge patch that honours ``{"$replaced": value}`` markers from _strategic_replace."""
-    if isinstance(patch, dict) and set(patch) == {"$replaced"}:
-        return copy.deepcopy(patch["$replaced"])
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = _merge_strategic(result.get(key), value)
-    return result
+        return {_REPLACED: _strip_directives(patch)}
+    return {k: _strategic_replace(v) for k, v in patch.items() if not k.startswith("$")}
 
 
 def _strip_directives(patch: Any) -> Any:
@@ -2181,7 +2170,7 @@ class SnapshotAPIServer:
                 if ctype == "application/json-patch+json":
                     patched = json_patch(current, patch)
                 elif isinstance(patch, dict) and "strategic" in ctype:
-                    patched = _merge_strategic(copy.deepcopy(current), _strip_directives(_strategic_replace(current, patch)))
+                    patched = merge_patch(copy.deepcopy(current), _strategic_replace(patch), strategic=True)
                 elif isinstance(patch, dict):
                     patched = merge_patch(copy.deepcopy(current), _strip_directives(patch))
                 else:

@@ -325,6 +325,15 @@ class PodContext:
     def fit_by_name(self) -> dict[str, NodeFit]:
         return {f.name: f for f in self.fits}
 
+    def fit_on(self, node: Node) -> Optional[NodeFit]:
+        """One node's fit alone, without the whole matrix (``diagnose node``); None
+        for a node in ``uncertain_nodes``."""
+        if "fits" in self.__dict__:
+            return self.fit_by_name.get(node.metadata.name)
+        if node.metadata.name in self.uncertain_nodes:
+            return None
+        return self._fit(node)
+
     def _fit(self, node: Node) -> NodeFit:
         pod, name = self.pod, node.metadata.name
         fit = NodeFit(name)

@@ -60,7 +60,8 @@ class NodePlugin:
     pods: list[Pod] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)   # evidence lines: missing, not ready, crash-looping
     log: list[LogFinding] = field(default_factory=list)
-    logs_read: list[tuple[str, int]] = field(default_factory=list)   # ("ns/pod/container[ (previous)]", lines)
+    # ("ns/pod/container[ (previous)]", lines classified, lines in the log): a clean log is evidence
+    logs_read: list[tuple[str, int, int]] = field(default_factory=list)
 
     @property
     def nvml_failed(self) -> bool:
@@ -69,6 +70,29 @@ class NodePlugin:
     @property
     def unhealthy_lines(self) -> list[LogFinding]:
         return [f for f in self.log if f.kind == "unhealthy"]
+
+    def logs_text(self) -> str:
+        """What was read, for evidence: "53 lines of ns/pod" (the container named
+        when the pod has more than one log read), "the last 400 of 1200 lines of …",
+        "the empty log of …"."""
+        per_pod: dict[str, int] = {}
+        for where, _, _ in self.logs_read:
+            pod = "/".join(where.split("/")[:2])
+            per_pod[pod] = per_pod.get(pod, 0) + 1
+        out = []
+        for where, scanned, total in self.logs_read:
+            pod = "/".join(where.split("/")[:2])
+            ref = pod if per_pod[pod] == 1 and not where.endswith("(previous)") else where
+            out.append(log_extent(ref, scanned, total))
+        return ", ".join(out)
+
+
+def log_extent(ref: str, scanned: int, total: int) -> str:
+    if total == 0:
+        return f"the empty log of {ref}"
+    if scanned < total:
+        return f"the last {scanned} of {total} lines of {ref}"
+    return f"{total} line{'s' if total != 1 else ''} of {ref}"
 
 
 @dataclass
@@ -154,7 +178,8 @@ def device_plugin_state(snap: Snapshot, gpu_nodes: list[Node]) -> DevicePluginSt
                     if text is None:
                         continue
                     where = f"{p.metadata.namespace}/{p.metadata.name}/{c}" + (" (previous)" if previous else "")
-                    np_.logs_read.append((where, len(text.splitlines())))
+                    total = len(text.splitlines())
+                    np_.logs_read.append((where, min(total, LOG_TAIL_LINES), total))
                     if text:
                         np_.log.extend(classify_log(text))
     return DevicePluginState(by_node, known)

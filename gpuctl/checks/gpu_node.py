@@ -20,7 +20,7 @@ from ..model.snapshot import Snapshot
 
 DRIVER_FULL = "nvidia.com/cuda.driver-version.full"
 RUNTIME_FULL = "nvidia.com/cuda.runtime-version.full"
-# Deprecated GFD names (reference §4.1): cuda.driver.* holds the DRIVER version parts.
+# Deprecated GFD names: cuda.driver.* holds the DRIVER version parts.
 OLD_DRIVER = ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev")
 OLD_RUNTIME = ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor")
 KUBELET_CONDITIONS = {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"}
@@ -108,7 +108,7 @@ def _num(value: Any) -> float:
 
 
 def node_health(snap: Snapshot, node_name: str) -> Health:
-    from .device_plugin import device_plugin_state
+    from .device_plugin import device_plugin_state, log_extent
 
     h = Health()
     node = snap.nodes.get(node_name)
@@ -117,7 +117,7 @@ def node_health(snap: Snapshot, node_name: str) -> Health:
         dp = device_plugin_state(snap, [node]).for_node(node_name)
         if dp.logs_read:   # a clean log is evidence too: no Xid in it
             h.sources.append("device-plugin log")
-            h.read.extend(f"{n} lines of {where}" for where, n in dp.logs_read)
+            h.read.extend(log_extent(where, scanned, total) for where, scanned, total in dp.logs_read)
         for lf in dp.log:
             if lf.xid is not None:
                 h.xids.append(XidEvent(lf.xid, _device_of(lf.line), "device-plugin log", lf.line))

@@ -20,7 +20,7 @@ from .base import DataUnavailable, Note, check
 from .device_plugin import NodePlugin, device_plugin_state, pod_problems
 from .gpu_node import Health, advertised, driver_info, expected_gpus, expected_mig_devices, node_health
 
-# GPU Operator operands, by pod label (reference §3.4; GOP assets/state-*).
+# GPU Operator operands, by pod label (GOP assets/state-*).
 OPERANDS = {
     "app=nvidia-driver-daemonset": "driver",
     "app=nvidia-container-toolkit-daemonset": "container toolkit",
@@ -203,6 +203,29 @@ def device_plugin(ctx: NodeContext) -> Iterable[Finding]:
         yield Finding("device-plugin-not-running", f"The device plugin is {'missing' if not p.pods else 'not running well'} on {ctx.name}"
                       + ("; the node advertises no GPUs" if nothing else ""), evidence=evidence, nodes=[ctx.name],
                       root_cause=True, disruption=2, fixes=fixes, severity=None if nothing else Severity.WARNING)
+        return
+    line = plugin_log_line(ctx.snap, p)
+    if line:
+        yield Note(line)
+
+
+def plugin_log_line(snap: Snapshot, p: NodePlugin) -> Optional[str]:
+    """The device-plugin log as evidence: read and clean ("no Xid/NVML errors in
+    N lines of POD"), read with problem lines (the xid and gpu-allocatable checks
+    report them), or not read (why, when the live read failed)."""
+    if p.logs_read:
+        bad = [f for f in p.log if f.kind != "nvml-init"]
+        if not bad:
+            return f"device-plugin log: no Xid/NVML errors in {p.logs_text()}"
+        return f"device-plugin log: {len(bad)} Xid/unhealthy line(s) in {p.logs_text()}"
+    if not p.pods:
+        return None
+    pod = p.pods[0]
+    ref = f"{pod.metadata.namespace}/{pod.metadata.name}"
+    gaps = [g for key, g in snap.log_gaps.items() if key.startswith(ref + "/")]
+    if gaps:
+        return f"device-plugin log of {ref} could not be read: {gaps[0].detail or gaps[0].reason}"
+    return f"device-plugin log of {ref} was not collected"
 
 
 @check("gpu-operator-operands", target="node", needs=(PODS,), applies=_gpu_node)
@@ -311,43 +334,61 @@ def mig(ctx: NodeContext) -> Iterable[Finding]:
 
 def cordon_origin(snap: Snapshot, node: Node) -> list[str]:
     """When and by whom the node was cordoned, from what the cluster kept: the
-    field manager that wrote spec.unschedulable (live reads), the
-    node.kubernetes.io/unschedulable taint's timeAdded, and the kubelet's
-    NodeNotSchedulable event."""
+    field manager that owns spec.unschedulable (a live read; `kubectl get -o json`
+    leaves managedFields out), the node.kubernetes.io/unschedulable taint's
+    timeAdded, and the kubelet's NodeNotSchedulable event (kept an hour by default).
+    `kubectl cordon` sends no field manager, so the API server records the client's
+    user-agent name: "kubectl"."""
     from .context import human_age
+
+    def when(t: str) -> str:
+        age = snap.age_seconds(t)
+        return f"{t}, {human_age(age)} ago" if age is not None else t
 
     out = []
     for m in node.metadata.managedFields:
-        if "f:unschedulable" in ((m.fieldsV1 or {}).get("f:spec") or {}):
-            out.append(f"spec.unschedulable set by {m.manager or 'an unnamed client'}"
-                       + (f" at {m.time} ({human_age(snap.age_seconds(m.time))} ago)" if m.time else ""))
+        if m.owns_unschedulable:
+            out.append(f"cordoned by {m.manager or 'an unnamed client'} (managedFields"
+                       + (f"; its last write {when(m.time)})" if m.time else ")"))
     for t in node.spec.taints:
         if t.key == "node.kubernetes.io/unschedulable" and t.timeAdded:
-            out.append(f"taint node.kubernetes.io/unschedulable added at {t.timeAdded} "
-                       f"({human_age(snap.age_seconds(t.timeAdded))} ago)")
+            out.append(f"unschedulable taint added {when(t.timeAdded)}")
     for e in reversed(snap.events_for("Node", None, node.metadata.name)):
-        if e.reason == "NodeNotSchedulable":
-            who = (e.source.component if e.source else None) or e.reportingComponent or "?"
-            out.append(f"event NodeNotSchedulable from {who} at {e.last_seen}: {e.message}")
+        if e.reason == "NodeNotSchedulable" or "status is now: NodeNotSchedulable" in (e.message or ""):
+            who = e.component or "?"
+            out.append(f"{who} event NodeNotSchedulable {when(e.last_seen)}" if e.last_seen
+                       else f"{who} event NodeNotSchedulable")
             break
     return out
 
 
-def waiting_pods(snap: Snapshot, node: Node) -> list[Pod]:
-    """Pending, unbound pods whose only obstacle on this node is the cordon."""
+def waiting_pods(snap: Snapshot, node: Node) -> list[tuple[Pod, dict[str, float]]]:
+    """Pending, unbound GPU pods whose only obstacle on this node is the cordon:
+    each would fit here once it is uncordoned (same fit as `diagnose pod`), with
+    the GPUs it requests."""
     from .context import PodContext
 
     out = []
-    for p in snap.pods.values():
-        if p.phase != "Pending" or p.spec.nodeName:
+    for p in sorted(snap.pods.values(), key=lambda p: p.key):
+        if p.phase != "Pending" or p.spec.nodeName or p.metadata.deletionTimestamp:
             continue
         ctx = PodContext(snap, p)
         if not ctx.gpu_requests:
             continue
-        fit = ctx.fit_by_name.get(node.metadata.name)
+        fit = ctx.fit_on(node)
         if fit is not None and fit.reasons == ["node-unschedulable"]:
-            out.append(p)
+            out.append((p, ctx.gpu_requests))
     return out
+
+
+def _pending_scope(snap: Snapshot) -> Optional[str]:
+    """Why the Pending pods seen may not be all of them, or None."""
+    gap = snap.gaps.get("pending-pods")
+    if gap is not None:
+        return f"Pending pods could not be listed ({gap.detail or gap.reason})"
+    if snap.namespaces is not None:
+        return f"Pending pods seen in namespace(s) {', '.join(snap.namespaces)} only"
+    return None
 
 
 @check("cordon", target="node", applies=lambda ctx: bool(ctx.node.spec.unschedulable))
@@ -356,13 +397,19 @@ def cordon(ctx: NodeContext) -> Iterable[Finding]:
     Pending GPU pods that would run on it once uncordoned."""
     origin = cordon_origin(ctx.snap, ctx.node) or ["no event, taint time or field manager says when or by whom"]
     waiting = waiting_pods(ctx.snap, ctx.node)
+    scope = _pending_scope(ctx.snap)
     if not waiting:
-        yield Note(f"cordoned; {'; '.join(origin)}; no Pending GPU pod waits for it")
+        yield Note(f"cordoned; {'; '.join(origin)}; "
+                   + (scope if scope and ctx.snap.gaps.get("pending-pods") else
+                      "no Pending GPU pod waits for it" + (f" ({scope})" if scope else "")))
         return
-    names = [f"{p.metadata.namespace}/{p.metadata.name}" for p in waiting]
+    names = [f"{p.metadata.namespace}/{p.metadata.name} ("
+             + ", ".join(f"{q:g} GPU" if r == "nvidia.com/gpu" else f"{q:g} {r}" for r, q in gpus.items()) + ")"
+             for p, gpus in waiting]
+    shown = ", ".join(names[:6]) + (f", and {len(names) - 6} more" if len(names) > 6 else "")
     yield Finding("node-unschedulable",
                   f"{ctx.name} is cordoned while {len(waiting)} Pending GPU pod(s) would fit on it",
-                  evidence=origin + [f"waiting: {', '.join(names[:6])}" + (f", … {len(names) - 6} more" if len(names) > 6 else "")],
+                  evidence=origin + [f"{'each ' if len(names) > 1 else ''}would fit once uncordoned: {shown}"] + ([scope] if scope else []),
                   nodes=[ctx.name], root_cause=True, disruption=1, severity=Severity.WARNING,
                   fixes=[Fix("If the maintenance is over, uncordon it",
                              [f"kubectl describe node {ctx.name} | grep -iA3 -E 'taints|unschedulable'",

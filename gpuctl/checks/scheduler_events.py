@@ -1,7 +1,7 @@
 """Parsing the scheduler's verdict: ``FailedScheduling`` events and the
 ``PodScheduled=False`` condition, into per-reason node counts.
 
-Accepts every FitError wording in shared/reference/gpu-on-kubernetes.md §1: the
+Accepts every FitError wording that kube-scheduler has used (scheduler_messages.yaml, each with its source): the
 histogram ``0/N nodes are available: <n> <reason>, …``, PreFilter messages, the
 ``preemption:`` suffix (and the DRA ``no new claims to deallocate`` before it),
 double periods from v1.26, the three historical taint texts (old ones carry the

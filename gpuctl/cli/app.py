@@ -81,13 +81,40 @@ COMMAND_PATHS = {("diagnose", "pod"), ("diagnose", "node"), ("diagnose", "pendin
 LEADING_WITH_VALUE = {"--kubeconfig", "--context", "-n", "--namespace", "-o", "--output", "--snapshot",
                       "--request-timeout", "--as", "--token", "-l", "--selector"}
 LEADING_FLAGS = {"--no-color", "-A", "--all-namespaces"}
+_GROUPS = {p[0] for p in COMMAND_PATHS if len(p) == 2}
+ROOT_OPTIONS = {"--debug", "--version", "-h", "--help"}
 SHORT_WITH_VALUE = ("-o", "-n", "-l")
+# kubectl ignores a namespace given to a cluster-scoped command (`kubectl -n ml get
+# nodes`): a leading -n is dropped for the commands that take none.
+NAMESPACE_OPTIONS = ("-n", "--namespace")
+
+
+def command_options(path: tuple[str, ...]) -> set[str]:
+    """Every option name the command at ``path`` accepts, read from the command
+    tree itself (so a new option is never forgotten here)."""
+    import typer.main
+
+    cmd = typer.main.get_command(app)
+    for word in path:
+        cmd = cmd.commands[word]
+    return {o for p in cmd.params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")}
+
+
+def _split_short(tok: str) -> Optional[tuple[str, str]]:
+    """``-o=json`` and ``-ojson`` as (``-o``, ``json``) for the short options that
+    take a value; None for anything else."""
+    head = tok[:2]
+    if head in SHORT_WITH_VALUE and len(tok) > 2 and not tok.startswith("--"):
+        return head, tok[3:] if tok[2] == "=" else tok[2:]
+    return None
 
 
 def kubectl_argv(args: list[str]) -> list[str]:
     """Arguments as a kubectl user types them, made Click's: ``-o=json`` and
-    ``-n=ml`` (Click would read ``=json``), and common options before the command
-    moved after it. ``--`` ends the rewriting."""
+    ``-n=ml`` (Click would read ``=json``); the common options before the command
+    (``gpuctl -n ml --context prod diagnose pod x``) moved after the full command
+    path, ``-ojson``/``-nml`` included; a leading ``-n`` dropped for a command
+    without namespaces, as kubectl ignores it for nodes. ``--`` ends the rewriting."""
     out: list[str] = []
     for i, tok in enumerate(args):
         if tok == "--":
@@ -102,10 +129,14 @@ def kubectl_argv(args: list[str]) -> list[str]:
     while i < len(out) and out[i].startswith("-") and out[i] != "--":
         tok = out[i]
         name = tok.split("=", 1)[0]
-        if tok == "--debug":
+        short = _split_short(tok)
+        if tok in ROOT_OPTIONS:
             root.append(tok)
             i += 1
-        elif name in LEADING_WITH_VALUE and i + 1 < len(out):
+        elif short is not None:
+            moved += [short[0], short[1]]
+            i += 1
+        elif name in LEADING_WITH_VALUE and ("=" in tok or i + 1 < len(out)):
             moved += [tok] if "=" in tok else [tok, out[i + 1]]
             i += 1 if "=" in tok else 2
         elif tok in LEADING_FLAGS:
@@ -115,9 +146,22 @@ def kubectl_argv(args: list[str]) -> list[str]:
             break
     rest = out[i:]
     depth = 2 if tuple(rest[:2]) in COMMAND_PATHS else 1 if tuple(rest[:1]) in COMMAND_PATHS else 0
+    if moved and not depth and (not rest or rest[0] in _GROUPS or set(root) & {"-h", "--help", "--version"}):
+        return root + rest      # `gpuctl -n ml -h`, `gpuctl -n ml diagnose`: the help, or Click's word on the command
     if not moved or not depth:
         return out
-    return root + rest[:depth] + moved + rest[depth:]
+    accepted = command_options(tuple(rest[:depth]))
+    kept, j = [], 0
+    while j < len(moved):
+        tok = moved[j]
+        name = tok.split("=", 1)[0]
+        width = 1 if ("=" in tok or name in LEADING_FLAGS) else 2
+        if name in NAMESPACE_OPTIONS and name not in accepted:
+            j += width
+            continue
+        kept += moved[j:j + width]
+        j += width
+    return root + rest[:depth] + kept + rest[depth:]
 
 
 def main(argv: Optional[list[str]] = None) -> int:

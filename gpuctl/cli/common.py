@@ -1,4 +1,4 @@
-"""Options every command accepts after the subcommand (shared/spec/interfaces.md),
+"""Options every command accepts after the subcommand (docs/commands.md),
 and the two ways to get a Snapshot: a live cluster or ``--snapshot PATH``.
 
 Heavy modules (kubernetes, msgspec, the checks) are imported inside functions so

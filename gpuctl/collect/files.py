@@ -1,6 +1,6 @@
 """Reading a snapshot from disk: a file, a directory, or a ``.tar.gz`` of a directory.
 
-Formats (shared/spec/interfaces.md, "Snapshot format"): a file holds JSON or YAML —
+Formats (docs/snapshots.md): a file holds JSON or YAML —
 one object, a typed list, a ``v1 List`` of mixed kinds, or YAML documents — exactly
 what ``kubectl get … -o json|yaml`` prints. A directory holds such files at its top
 level plus optional ``logs/``, ``metrics/``, ``probes/`` and ``snapshot.json``.
@@ -89,8 +89,33 @@ def _read_regular(path: Path, shown: str) -> bytes:
     return data
 
 
-def open_snapshot(path: str | os.PathLike) -> SnapshotFiles:
+DEMO_NAME = "demo"
+
+
+def bundled_demo() -> Optional[Path]:
+    """The demo cluster snapshot shipped with gpuctl: inside the installed package
+    (the wheel carries examples/demo-cluster as gpuctl/demo), else the source
+    checkout's examples/demo-cluster."""
+    here = Path(__file__).resolve().parents[1]
+    for candidate in (here / "demo", here.parent / "examples" / "demo-cluster"):
+        if (candidate / "cluster.json").is_file():
+            return candidate
+    return None
+
+
+def resolve_snapshot(path: str | os.PathLike) -> Path:
+    """``--snapshot demo`` is the bundled demo, unless a file or directory named
+    ``demo`` exists where the user runs gpuctl: a real path always wins."""
     p = Path(path)
+    if str(path) == DEMO_NAME and not p.exists():
+        demo = bundled_demo()
+        if demo is not None:
+            return demo
+    return p
+
+
+def open_snapshot(path: str | os.PathLike) -> SnapshotFiles:
+    p = resolve_snapshot(path)
     if not p.exists():
         raise SourceError(f"snapshot {p}: no such file or directory", "check the path given to --snapshot")
     if p.is_dir():

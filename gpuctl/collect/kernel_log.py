@@ -1,4 +1,4 @@
-"""The node's kernel log, for Xid lines (reference §6).
+"""The node's kernel log, for Xid lines.
 
 ``read_kernel_log(path)`` reads, in this order: the file given (``-`` is standard
 input), else ``journalctl -k -o short-iso --no-pager -n 20000``, else ``dmesg -T``,

@@ -28,7 +28,7 @@ from ..errors import SourceError
 
 __all__ = ["NvmlUnavailable", "probe_gpus", "RECOVERY_ACTIONS", "THROTTLE_REASONS", "cuda_version"]
 
-# nvmlReturn_t codes (GONVML nvml.h; reference §9), used when a binding lacks the constant.
+# nvmlReturn_t codes (GONVML nvml.h), used when a binding lacks the constant.
 _NOT_SUPPORTED = 3
 _NO_PERMISSION = 4
 _DRIVER_NOT_LOADED = 9
@@ -37,7 +37,7 @@ _FUNCTION_NOT_FOUND = 13
 _LIB_RM_VERSION_MISMATCH = 18
 _UNSUPPORTED_CODES = {_NOT_SUPPORTED, _NO_PERMISSION, _FUNCTION_NOT_FOUND}
 
-# nvmlDeviceGpuRecoveryAction_t (reference §6/§9; BUS_RESET and SYSTEM_REBOOT from nvidia-ml-py 13).
+# nvmlDeviceGpuRecoveryAction_t (BUS_RESET and SYSTEM_REBOOT from nvidia-ml-py 13).
 RECOVERY_ACTIONS = {
     0: "NONE",
     1: "GPU_RESET",
@@ -50,7 +50,7 @@ RECOVERY_ACTIONS = {
 }
 _FI_DEV_GET_GPU_RECOVERY_ACTION = 230
 
-# nvmlClocksEventReason* bits (reference §9; BoardLimit and Reliability from nvidia-ml-py 13).
+# nvmlClocksEventReason* bits (BoardLimit and Reliability from nvidia-ml-py 13).
 THROTTLE_REASONS = (
     (0x1, "GpuIdle"),
     (0x2, "ApplicationsClocksSetting"),

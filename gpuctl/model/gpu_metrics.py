@@ -15,7 +15,7 @@ has super-linear paths that hostile or broken input could hit:
   carry nothing a diagnosis uses) and ``# TYPE`` lines are passed on with their
   whitespace collapsed.
 
-What is understood (gpu-on-kubernetes.md §5):
+What is understood (dcgm-exporter's default counters):
 
 * metric names of dcgm-exporter 2.x-4.x (``DCGM_FI_DEV_*``, ``DCGM_EXP_XID_ERRORS_COUNT``)
   and of the 1.x compatibility CSV (lowercase ``dcgm_*``);

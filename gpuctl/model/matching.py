@@ -13,7 +13,7 @@ from .objects import LabelSelector, Node, NodeSelectorRequirement, NodeSelectorT
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
 
 # Taints Kubernetes itself sets for a node's state; they belong to the state's
-# finding code, never to untolerated-taint (shared/spec/findings.md, precedence).
+# finding code, never to untolerated-taint (docs/runbooks/README.md, precedence).
 STATE_TAINTS = {
     "node.kubernetes.io/not-ready": "node-not-ready",
     "node.kubernetes.io/unreachable": "node-not-ready",

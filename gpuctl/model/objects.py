@@ -379,9 +379,25 @@ class ManagedFieldsEntry(_S):
     time: Optional[str] = None
     fieldsV1: Optional[dict[str, Any]] = None
 
+    def __post_init__(self) -> None:
+        # Keep only what is read (ownership of spec.unschedulable): a node's
+        # entries (kubelet status, NFD/GFD labels) weigh more than the node.
+        spec = self.fieldsV1.get("f:spec") if isinstance(self.fieldsV1, dict) else None
+        owns = isinstance(spec, dict) and "f:unschedulable" in spec
+        self.fieldsV1 = {"f:spec": {"f:unschedulable": {}}} if owns else None
+
+    @property
+    def owns_unschedulable(self) -> bool:
+        return self.fieldsV1 is not None
+
 
 class NodeMeta(ObjectMeta):
     managedFields: list[ManagedFieldsEntry] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Only the entries that own spec.unschedulable (who cordoned the node).
+        if self.managedFields:
+            self.managedFields = [m for m in self.managedFields if m.owns_unschedulable]
 
 
 class Node(_S):

@@ -2,7 +2,7 @@
 
 Pure over a Snapshot. One row per node per GPU-like resource (whole GPUs, each MIG
 profile, shared replicas, other vendors, DRA device classes), counted with the
-contract's rules (shared/spec/interfaces.md): allocated = effective requests
+contract's rules (docs/commands.md): allocated = effective requests
 (sidecars, init containers, overhead) of pods bound to the node that are not
 Succeeded/Failed (terminating pods still hold their GPUs; unbound Pending pods never
 count); free = max(0, allocatable - allocated) whatever the node's state; unhealthy =

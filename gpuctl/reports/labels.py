@@ -5,7 +5,7 @@ labels (GKE accelerator, Karpenter), the instance type. The source is reported.
 Mixed-SKU nodes, unknown products and sources that disagree are reported and not
 labelled: gpuctl never guesses silently.
 
-Default keys (shared/spec/interfaces.md): `gpu-type` = the SKU's canonical short name
+Default keys (docs/commands.md): `gpu-type` = the SKU's canonical short name
 (`h100` vs `h100-nvl`: variants that schedule differently stay apart) and
 `gpu-memory` = nominal memory per GPU in whole Gi (`80Gi`); on request `gpu-count`,
 `gpu-family` and `gpu-memory-gib` (a plain integer, for Gt/Lt node affinity).
