@@ -23,6 +23,7 @@ from .checks.context import PodContext, human_age, requests_read
 from .errors import TargetNotFound
 from .findings import CheckResult, Diagnosis, Finding, Severity, Status
 from .model.objects import Pod
+from .model.names import suggest, workload_of_pods
 from .model.snapshot import NODES as NODES_KEY, Snapshot
 
 # ------------------------------------------------------------------ ranking
@@ -227,12 +228,12 @@ def find_pod(snap: Snapshot, namespace: str, name: str) -> Pod:
     if elsewhere:
         hint = f"a pod of that name exists in namespace(s) {', '.join(elsewhere)}: try -n {elsewhere[0]}"
     else:
-        from .model.names import did_you_mean
-
         names = {p.metadata.name for p in snap.pods.values() if p.metadata.namespace == namespace}
-        owners = sorted({f"{o.kind.lower()}/{o.name}" for p in snap.pods.values() if p.metadata.namespace == namespace
-                         for o in p.metadata.ownerReferences if o.name == name and o.kind in ("Job", "StatefulSet")})
-        close = did_you_mean(name, names)
+        owners = [w for w in workload_of_pods(name, [(o.kind, o.name, p.metadata.labels.get("pod-template-hash"))
+                                                     for p in snap.pods.values() if p.metadata.namespace == namespace
+                                                     for o in p.metadata.ownerReferences])
+                  if not w.startswith("deployment/") or snap.find("Deployment", namespace, name) is not None]
+        close = suggest(name, names)
         if owners:
             hint = f"{name} is {' and '.join(owners)}: gpuctl diagnose pod {owners[0]} -n {namespace}"
         elif close:
@@ -338,9 +339,7 @@ def find_node(snap: Snapshot, name: str):
         from .errors import SourceError
 
         raise SourceError(f"node {name}: {snap.gaps[NODES_KEY].describe()}")
-    from .model.names import did_you_mean
-
-    raise TargetNotFound(f'node "{name}" not found', did_you_mean(name, snap.nodes))
+    raise TargetNotFound(f'node "{name}" not found', suggest(name, snap.nodes))
 
 
 def diagnose_node(snap: Snapshot, name: str) -> Diagnosis:
@@ -467,9 +466,8 @@ def find_pod_anywhere(snap: Snapshot, name: str) -> str:
     if spaces:
         raise UsageError(f"{len(spaces)} pods are named {name}: " + ", ".join(f"{s}/{name}" for s in spaces)
                          + "; give one as NAMESPACE/NAME")
-    from .model.names import did_you_mean
-
-    raise TargetNotFound(f'pod "{name}" not found in any namespace', did_you_mean(name, {p.metadata.name for p in snap.pods.values()}))
+    raise TargetNotFound(f'pod "{name}" not found in any namespace',
+                         suggest(name, {f"{p.metadata.namespace or 'default'}/{p.metadata.name}" for p in snap.pods.values()}))
 
 
 def diagnose(snap: Snapshot, namespace: str, target: str) -> Diagnosis:

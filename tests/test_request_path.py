@@ -362,19 +362,9 @@ def test_header_values_with_control_characters_are_usage_errors(cli, serve, flag
 
 def _tls_server(tmp_path):
     """The local API server behind TLS with a self-signed certificate (openssl CLI)."""
-    import shutil
-    import ssl
-    import subprocess
+    from conftest import self_signed_tls
 
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command (Debian package openssl)")
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(str(cert), str(key))
-    return SnapshotAPIServer(list(iter_raw_objects(DEMO)), tls=ctx).start()
+    return SnapshotAPIServer(list(iter_raw_objects(DEMO)), tls=self_signed_tls(tmp_path)).start()
 
 
 def test_tls_verification_failure_keeps_the_reason_and_points_at_the_ca(cli, tmp_path):

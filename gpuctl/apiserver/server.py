@@ -2222,11 +2222,17 @@ class SnapshotAPIServer:
             return bad
         with self._lock:
             current = self._store.get(res, namespace, name)
-            if current is None:
-                return self._not_found(res, name)
-            if not dry:
+            if current is not None and not dry:
                 self._store.remove(current)
-            return _json_response(200, current)
+        return self._not_found(res, name) if current is None else _json_response(200, current)
+
+    def _write_request(self, res: _Resource, namespace: str, req: _Request) -> tuple[bool, dict | None, _Response | None]:
+        """(dryRun, the object sent, an error answer) of a POST or PUT."""
+        dry, bad = self._dry_run(req)
+        if bad is not None:
+            return dry, None, bad
+        obj, bad = self._body_object(res, namespace, req)
+        return dry, obj, bad
 
     def _body_object(self, res: _Resource, namespace: str, req: _Request) -> tuple[dict | None, _Response | None]:
         try:
@@ -2250,10 +2256,7 @@ class SnapshotAPIServer:
         """POST: create with new uid, creationTimestamp and resourceVersion; status
         reset; a Job's selector generated as the apiserver does, so a Job copied
         from ``kubectl get -o yaml`` fails here exactly as it fails on a cluster."""
-        dry, bad = self._dry_run(req)
-        if bad is not None:
-            return bad
-        obj, bad = self._body_object(res, namespace, req)
+        dry, obj, bad = self._write_request(res, namespace, req)
         if bad is not None:
             return bad
         meta = obj["metadata"]
@@ -2283,10 +2286,7 @@ class SnapshotAPIServer:
     def _update(self, res: _Resource, namespace: str, name: str, req: _Request) -> _Response:
         """PUT: replace, with the resourceVersion precondition and the same
         immutability rules as PATCH."""
-        dry, bad = self._dry_run(req)
-        if bad is not None:
-            return bad
-        obj, bad = self._body_object(res, namespace, req)
+        dry, obj, bad = self._write_request(res, namespace, req)
         if bad is not None:
             return bad
         with self._lock:

@@ -161,12 +161,12 @@ def diagnose_workload(snap: Snapshot, namespace: str, alias: str, name: str) -> 
     obj = _find(snap, kind, alias, namespace, name)
     ref = f"{alias}/{name}"
     if obj is None:
-        from ..model.names import did_you_mean
+        from ..model.names import suggest
 
         names = [o.metadata.name for o in snap.objects(kind) if o.metadata.namespace == namespace]
         names += [o.name for p in snap.pods.values() if p.metadata.namespace == namespace
                   for o in p.metadata.ownerReferences if o.kind == kind]
-        raise TargetNotFound(f"{kind} {name!r} not found in namespace {namespace}", did_you_mean(name, names))
+        raise TargetNotFound(f"{kind} {name!r} not found in namespace {namespace}", suggest(name, names))
     pods = pods_of(snap, obj, alias)
     findings: list[Finding] = []
     checks: list[CheckResult] = []

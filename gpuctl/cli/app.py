@@ -43,6 +43,9 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="As with kubectl, the common options (--kubeconfig, --context, -n, -o, --snapshot, --request-timeout, "
+           "--as, --token, --no-color, -A) may also come before the command (gpuctl -n ml diagnose pod x), "
+           "and -o=json, -ojson, -n=ml work; a -n before a command without namespaces is ignored.",
 )
 app.add_typer(diagnose.app, name="diagnose")
 app.add_typer(nodes.app, name="nodes")

@@ -201,6 +201,7 @@ def _apply(api: Any, plans: list, snap: Any, include: tuple[str, ...], keys: dic
 
 def _stop_reason(e: Any, node: str):
     """The error that ends an apply after this failure, or None to go on."""
+    from ..collect.live import HINT_CREDENTIALS
     from ..errors import SourceError
 
     if e.reason == "forbidden":
@@ -209,7 +210,7 @@ def _stop_reason(e: Any, node: str):
                            "gpuctl-label-nodes from deploy/rbac.yaml")
     if e.reason == "unauthorized":
         return SourceError(f"patch node {node}: the cluster refused the credentials (401 Unauthorized)",
-                           "refresh your login or check --context/--token")
+                           HINT_CREDENTIALS)
     if e.reason in ("timeout", "unreachable"):
         return SourceError(f"patch node {node}: {e.message}",
                            e.hint or "stopped so as not to press an API server that does not answer; re-run "

@@ -32,6 +32,7 @@ def save(
     import sys
 
     from ..collect import bundle
+    from ..errors import SourceError
     from ..render.safe import clean
 
     opts = Common(kubeconfig, context, namespace, request_timeout=request_timeout, as_user=as_user, token=token)
@@ -41,7 +42,15 @@ def save(
         else:
             bundle.check_destination(file, force)      # before the kubeconfig is read or anything requested
             ns = None if all_namespaces or not namespace else namespace
-            report = bundle.save_live(opts.api(), file, ns, redact=not no_redact, force=force)
+            api = opts.api()
+            try:
+                report = bundle.save_live(api, file, ns, redact=not no_redact, force=force)
+            except SourceError as e:
+                if api.down is not None and not e.hint:    # the server stopped answering: say what to check
+                    from ..collect.live import _fatal
+
+                    e.hint = _fatal(api.down, "").hint
+                raise
     except (bundle.Interrupted, KeyboardInterrupt) as e:
         how = f"terminated by {e.signal_name}" if isinstance(e, bundle.Interrupted) else "interrupted"
         if getattr(e, "written", False):     # the signal came during the final rename: the bundle is complete

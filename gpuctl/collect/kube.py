@@ -164,6 +164,15 @@ class KubeAPI:
         # be reached), later requests fail at once with the same cause: a hung
         # cluster costs one request's retries, not one per read.
         self.down: Optional[ApiFailure] = None
+        # The overall deadline: the seconds all requests together may lose to tries
+        # that timed out, could not connect or were cut at the deadline (and the
+        # backoff after them) are --request-timeout x (MAX_ATTEMPTS + 1): one
+        # request's tries and one more. Past it no try is retried and the server
+        # counts as down, so a hung, unreachable or crawling cluster ends the
+        # command in about that time, never in one such wait per read (a hung one,
+        # that gets no answer at all, is down after its first request's tries).
+        self.lost = 0.0
+        self.budget = request_timeout * (MAX_ATTEMPTS + 1)
         self.context_name, self.default_namespace, self.api_client = _load_client(kubeconfig, context, as_user, token,
                                                                                   request_timeout)
 
@@ -189,18 +198,23 @@ class KubeAPI:
         if self.down is not None:
             raise ApiFailure(None, self.down.reason, f"not tried: an earlier request got {self.down.message}",
                              self.down.hint)
-        started = time.monotonic()
+        started, sent = time.monotonic(), self.log.count
         try:
             return self._attempts(method, path, params, body)
         except ApiFailure as e:
-            if e.reason in ("timeout", "unreachable") and not e.partial:
-                tries, waited = getattr(e, "tries", 1), time.monotonic() - started
-                if tries > 1:
-                    e.message += f" ({tries} tries, {waited:.1f}s waited)"
-                elif waited >= 0.1:
-                    e.message += f" ({waited:.1f}s waited)"
+            spent = self.lost >= self.budget
+            if e.reason in ("timeout", "unreachable") and (not e.partial or spent):
+                tries, waited = self.log.count - sent, time.monotonic() - started
+                e.message += f" after {tries} {'try' if tries == 1 else 'tries'}, {waited:.1f}s waited"
+                if spent and self.lost > waited + 0.05:
+                    e.message += f" ({self.lost:.1f}s lost to timeouts in all)"
                 self.down = e
             raise
+
+    def _lose(self, since: float) -> bool:
+        """Count the time since ``since`` as lost; True when the overall deadline is spent."""
+        self.lost += time.monotonic() - since
+        return self.lost >= self.budget
 
     def _attempts(self, method: str, path: str, params: list[tuple[str, Any]],
                   body: Optional[dict[str, Any]] = None) -> bytes:
@@ -211,8 +225,9 @@ class KubeAPI:
         timeout = (min(5.0, self.timeout), self.timeout)
         delay = BACKOFF_BASE
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            last = attempt >= MAX_ATTEMPTS
+            last = attempt >= MAX_ATTEMPTS or self.lost >= self.budget
             self.log.count += 1
+            tried = time.monotonic()
             self.log.paths.append(path)
             try:
                 if write:
@@ -226,6 +241,7 @@ class KubeAPI:
                     continue
                 raise _failure(e.status, e, path) from None
             except (ReadTimeoutError, _BodyDeadline) as e:
+                last = self._lose(tried) or last
                 if not last and not write:
                     continue
                 failure = _timeout(self.timeout, whole=isinstance(e, _BodyDeadline), write=write, tries=attempt)
@@ -236,20 +252,26 @@ class KubeAPI:
                 tls = _tls_failure(inner)
                 if tls is not None:
                     raise tls from None
+                last = self._lose(tried) or last
                 if isinstance(inner, ReadTimeoutError):
                     if not last and not write:
                         continue
                     raise _timeout(self.timeout, write=write, tries=attempt) from None
                 if isinstance(inner, NewConnectionError) or last or write:
                     raise ApiFailure(None, "unreachable", _short(inner)) from None
+                paused = time.monotonic()
                 self._sleep(delay)
+                self._lose(paused)
                 delay *= 2
             except (ProtocolError, HTTPError, OSError) as e:
                 tls = _tls_failure(e)
                 if tls is not None:
                     raise tls from None
+                last = self._lose(tried) or last
                 if not last and not write:
+                    paused = time.monotonic()
                     self._sleep(delay)
+                    self._lose(paused)
                     delay *= 2
                     continue
                 raise ApiFailure(None, "unreachable", _short(e)) from None
@@ -522,11 +544,12 @@ def _tls_failure(e: Any) -> Optional[ApiFailure]:
         if isinstance(e, ssl.SSLCertVerificationError) or (tls_error and "CERTIFICATE_VERIFY_FAILED" in str(e)):
             return ApiFailure(None, "unreachable", f"TLS verification of the API server failed: {_ssl_reason(e)}",
                               "the server's certificate does not match the kubeconfig's certificate-authority "
-                              "(or server name) for this context: check certificate-authority-data and "
-                              "--context")
+                              "(or server name) for this context: check certificate-authority(-data) and "
+                              "--context (insecure-skip-tls-verify in the kubeconfig turns the check off)")
         if tls_error:
             return ApiFailure(None, "unreachable", f"TLS handshake with the API server failed: {_ssl_reason(e)}",
-                              "check the server URL's scheme and port, and the kubeconfig's TLS settings")
+                              "check the server URL's scheme (https) and port, and the kubeconfig's TLS settings "
+                              "(certificate-authority, insecure-skip-tls-verify)")
         if "CertificateError" in type(e).__name__ or "hostname" in str(e).lower() and "match" in str(e).lower():
             return ApiFailure(None, "unreachable", f"TLS verification of the API server failed: {e}",
                               "the certificate is not valid for the server name in the kubeconfig: check "
@@ -625,8 +648,13 @@ def _load_client(kubeconfig: Optional[str], context: Optional[str], as_user: Opt
         raise SourceError("no kubeconfig found (KUBECONFIG, ~/.kube/config) and not running in a cluster",
                           "pass --kubeconfig or --snapshot")
     if token:
-        cfg.api_key = {"authorization": token}
-        cfg.api_key_prefix = {"authorization": "Bearer"}
+        # --token wins over the kubeconfig's user, as kubectl's does: the key under
+        # both names the client generations read ("authorization" before v33,
+        # "BearerToken" since), and no refresh hook that would put the kubeconfig's
+        # token back before each request.
+        cfg.api_key = {"authorization": token, "BearerToken": token}
+        cfg.api_key_prefix = {"authorization": "Bearer", "BearerToken": "Bearer"}
+        cfg.refresh_api_key_hook = None
     cfg.retries = 0  # gpuctl retries itself, bounded, with backoff
     if not cfg.verify_ssl:
         _warn_insecure(context_name)

@@ -31,6 +31,7 @@ MAX_PLUGIN_LOG_NODES = 5
 NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
 KUEUE_VERSIONS = ("v1beta1", "v1beta2")
 DRA_VERSIONS = ("v1", "v1beta2", "v1beta1")
+SUGGEST_PAGE = 500            # "did you mean" reads one page of names, never a whole list
 
 
 def now() -> dt.datetime:
@@ -52,7 +53,7 @@ class LiveCollector:
         except ApiFailure as e:
             if e.reason == "unauthorized" and key == S.NODES:
                 raise SourceError("the cluster refused the credentials (401 Unauthorized)",
-                                  "refresh your login or check --context/--token") from None
+                                  HINT_CREDENTIALS) from None
             if e.reason == "unreachable" and key == S.NODES and e.hint:    # TLS: nothing else will be read either
                 raise _fatal(e, what) from None
             if missing_ok and e.reason == "not-found":
@@ -90,53 +91,54 @@ class LiveCollector:
                               "the object is malformed where gpuctl reads it; check it with kubectl get -o json")
         return rec
 
-    def _suggest_node(self, name: str) -> Optional[str]:
-        try:
-            names = [n.metadata.name for n in self.api.list("/api/v1/nodes", "Node")]
-        except ApiFailure:
-            return None
-        from ..model.names import did_you_mean
+    def _names_page(self, path: str, query: Optional[dict[str, Any]] = None) -> list[dict]:
+        """The items of one bounded page (500) of a list, for "did you mean": one
+        request, never a paged walk; [] when it cannot be read."""
+        import msgspec
 
-        return did_you_mean(name, names)
+        try:
+            page = msgspec.json.decode(self.api.get_bytes(path, dict(query or {}, limit=SUGGEST_PAGE)))
+        except (ApiFailure, msgspec.DecodeError):
+            return []
+        items = page.get("items") if isinstance(page, dict) else None
+        return [i for i in items or [] if isinstance(i, dict) and isinstance(i.get("metadata"), dict)
+                and isinstance(i["metadata"].get("name"), str)]
+
+    def _suggest_node(self, name: str) -> Optional[str]:
+        from ..model.names import suggest
+
+        return suggest(name, [i["metadata"]["name"] for i in self._names_page("/api/v1/nodes")])
 
     def suggest_workload(self, group: str, versions: tuple[str, ...], plural: str, ns: str, name: str) -> Optional[str]:
         """One bounded list (500 names) of that kind in the namespace, for "did you mean"."""
-        from ..model.names import did_you_mean
+        from ..model.names import suggest
 
         for v in versions:
-            try:
-                page = self.api.get_bytes(f"/apis/{group}/{v}/namespaces/{path_segment(ns)}/{plural}", {"limit": 500})
-                import msgspec
-
-                return did_you_mean(name, [i["metadata"]["name"] for i in msgspec.json.decode(page).get("items", [])])
-            except Exception:
-                continue
+            items = self._names_page(f"/apis/{group}/{v}/namespaces/{path_segment(ns)}/{plural}")
+            if items:
+                return suggest(name, [i["metadata"]["name"] for i in items])
         return None
 
     def _suggest(self, ns: str, name: str) -> Optional[str]:
-        try:
-            same = self.api.list("/api/v1/pods", "Pod", {"fieldSelector": f"metadata.name={name}"})
-            spaces = sorted({p.metadata.namespace for p in same if p.metadata.namespace})
-            if spaces:
-                return f"a pod of that name exists in namespace(s) {', '.join(spaces)}: try -n {spaces[0]}"
-        except ApiFailure:
-            pass
-        try:
-            page = self.api.get_bytes(f"/api/v1/namespaces/{path_segment(ns)}/pods", {"limit": 500})
-            import msgspec
+        """Why pod NAME is not in NS, in at most two one-page requests: the pods of
+        that exact name elsewhere (the server filters by field selector), else one
+        page of the namespace's pods for a workload of that name and close names."""
+        from ..model.names import suggest, workload_of_pods
 
-            from ..model.names import did_you_mean
-
-            items = msgspec.json.decode(page).get("items", [])
-            owners = sorted({f"{o.get('kind', '').lower()}/{o.get('name')}" for i in items
-                             for o in i["metadata"].get("ownerReferences") or []
-                             if o.get("name") == name and o.get("kind") in ("Job", "StatefulSet")})
-            if owners:
-                return f"{name} is {' and '.join(owners)}: gpuctl diagnose pod {owners[0]} -n {ns}"
-            return did_you_mean(name, [i["metadata"]["name"] for i in items])
-        except Exception:
-            pass
-        return None
+        same = self._names_page("/api/v1/pods", {"fieldSelector": f"metadata.name={name}"})
+        spaces = sorted({i["metadata"].get("namespace") for i in same if i["metadata"].get("namespace")})
+        if spaces:
+            return f"a pod of that name exists in namespace(s) {', '.join(spaces)}: try -n {spaces[0]}"
+        if self.api.down is not None:
+            return None
+        items = self._names_page(f"/api/v1/namespaces/{path_segment(ns)}/pods")
+        owners = workload_of_pods(name, [(o.get("kind", ""), o.get("name", ""),
+                                          (i["metadata"].get("labels") or {}).get("pod-template-hash"))
+                                         for i in items for o in i["metadata"].get("ownerReferences") or []
+                                         if isinstance(o, dict)])
+        if owners:
+            return f"{name} is {' and '.join(owners)}: gpuctl diagnose pod {owners[0]} -n {ns}"
+        return suggest(name, [i["metadata"]["name"] for i in items])
 
     # ------------------------------------------------------------ pieces
     def events(self, ns: str, kind: str, name: str, uid: Optional[str] = None) -> None:
@@ -386,17 +388,24 @@ def _rbac_hint(message: str, verb: str) -> str:
             f"(deploy/rbac.yaml's gpuctl-reader has it)")
 
 
+HINT_CREDENTIALS = ("the credentials were refused: refresh your login (the kubeconfig user's token, client "
+                    "certificate or exec plugin), or check --context/--token")
+HINT_NETWORK = ("check the network/VPN, and that --context (the kubeconfig's server address) is the cluster "
+                "you mean")
+HINT_HUNG = ("the API server accepted the connection but did not answer: check the network/VPN (a proxy or "
+             "load balancer that accepts and hangs) and --context, or raise --request-timeout")
+
+
 def _fatal(e: ApiFailure, what: str) -> SourceError:
     if e.reason == "unauthorized":
         return SourceError(f"{what}: the cluster refused the credentials (401 Unauthorized)",
-                           "refresh your login or check --context/--token")
+                           HINT_CREDENTIALS)
     if e.reason == "forbidden":
         return SourceError(f"{what}: forbidden ({e.message})", _rbac_hint(e.message, what.split()[0]))
     if e.reason == "unreachable":
-        return SourceError(f"cannot reach the API server: {e.message}", e.hint or "check the network/VPN and --context")
+        return SourceError(f"cannot reach the API server: {e.message}", e.hint or HINT_NETWORK)
     if e.reason == "timeout":
-        return SourceError(f"{what}: {e.message}", "the API server accepted the connection but did not answer: "
-                           "check its health and load balancer, or raise --request-timeout")
+        return SourceError(f"{what}: {e.message}", e.hint or HINT_HUNG)
     return SourceError(f"{what}: {e.message}")
 
 
@@ -471,7 +480,11 @@ def find_pod_namespace(api: KubeAPI, name: str) -> str:
     if spaces:
         raise UsageError(f"{len(spaces)} pods are named {name}: " + ", ".join(f"{s}/{name}" for s in spaces)
                          + "; give one as NAMESPACE/NAME")
-    raise TargetNotFound(f'pod "{name}" not found in any namespace')
+    from ..model.names import suggest
+
+    others = LiveCollector(api)._names_page("/api/v1/pods")
+    raise TargetNotFound(f'pod "{name}" not found in any namespace',
+                         suggest(name, [f"{i['metadata'].get('namespace') or 'default'}/{i['metadata']['name']}" for i in others]))
 
 
 def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None, dcgm_url: Optional[str] = None,
@@ -524,6 +537,8 @@ def collect_for_workload(api: KubeAPI, ns: str, alias: str, name: str) -> S.Snap
     group, versions, plural = ("batch.volcano.sh", ("v1alpha1",), "jobs") if alias == "vcjob" else WORKLOAD_APIS[kind]
     c = LiveCollector(api)
     c.generic("workload", group, versions, plural, kind, ns=ns, name=name)
+    if api.down is not None:
+        raise _fatal(api.down, f"get {alias}/{name}")
     if "workload" in c.snap.gaps:
         raise _fatal(ApiFailure(None, c.snap.gaps["workload"].reason, c.snap.gaps["workload"].describe()), f"get {alias}/{name}")
     obj = c.snap.find(kind, ns, name)

@@ -64,22 +64,48 @@ def is_valid(what: str, value: object) -> bool:
     return name_problem(what, value) is None
 
 
-def close_names(name: str, candidates, limit: int = 3) -> list[str]:
-    """Names a user probably meant, best first: a node's full name for its short
-    one (``ip-10-0-1-2`` → ``ip-10-0-1-2.ec2.internal``), a pod for its controller's
-    name or a prefix (``train`` → ``train-0``, ``train-x7k2p``), then close spellings."""
+def close_targets(name: str, candidates, limit: int = 3) -> list[str]:
+    """Names the user probably meant, best first, from the first rule that finds
+    any: a name ``name`` is the short form of (a node's ``ip-10-0-1-2`` for
+    ``ip-10-0-1-2.ec2.internal``; a pod's controller name for ``train-0``,
+    ``train-x7k2p``); a name it is a prefix of (a pod name typed without the end of
+    its random suffix); close spellings (difflib), of full and of short names.
+    ``NS/NAME`` candidates (``diagnose pod -A``) are matched on NAME."""
     import difflib
 
-    names = sorted(set(candidates) - {name})
-    prefixed = [n for n in names if n != name and (n.startswith(name + ".") or n.startswith(name + "-"))]
-    prefixed.sort(key=lambda n: (len(n), n))
-    out = prefixed[:limit]
-    for n in difflib.get_close_matches(name, names, n=limit, cutoff=0.6):
-        if n not in out and len(out) < limit:
-            out.append(n)
-    return out
+    pool = sorted(set(candidates) - {name}, key=lambda n: (len(n), n))
+    base = {full: full.rsplit("/", 1)[-1] for full in pool}
+    for rule in (lambda b: b.startswith(name + ".") or b.startswith(name + "-"),
+                 lambda b: len(name) >= 3 and b.startswith(name)):
+        hits = [full for full in pool if rule(base[full])]
+        if hits:
+            return hits[:limit]
+    spelled: dict[str, str] = {}
+    for full in pool:
+        spelled.setdefault(base[full], full)
+        spelled.setdefault(base[full].split(".", 1)[0], full)
+    out: list[str] = []
+    for near in difflib.get_close_matches(name, list(spelled), n=limit * 2, cutoff=0.6):
+        if spelled[near] not in out:
+            out.append(spelled[near])
+    return out[:limit]
 
 
-def did_you_mean(name: str, candidates) -> Optional[str]:
-    close = close_names(name, candidates)
+def suggest(name: str, candidates) -> Optional[str]:
+    """"did you mean A, B?" for a target that was not found, or None."""
+    close = close_targets(name, candidates)
     return f"did you mean {', '.join(close)}?" if close else None
+
+
+def workload_of_pods(name: str, owners) -> list[str]:
+    """``KIND/NAME`` of the workload called ``name``, from (owner kind, owner name,
+    pod-template-hash label) of pods: a Job or StatefulSet of that name, or a
+    Deployment whose ReplicaSet is ``name-HASH`` (the Deployment controller's
+    naming): the workload's name typed where a pod's was expected."""
+    found = set()
+    for kind, owner, template_hash in owners:
+        if owner == name and kind in ("Job", "StatefulSet"):
+            found.add(f"{kind.lower()}/{name}")
+        elif kind == "ReplicaSet" and template_hash and owner == f"{name}-{template_hash}":
+            found.add(f"deployment/{name}")
+    return sorted(found)
