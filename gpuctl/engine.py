@@ -415,7 +415,7 @@ def parse_target(target: str) -> tuple[Optional[str], str, Optional[str]]:
     ``kubectl get -o name`` (``job.batch/x``, ``pytorchjob.kubeflow.org/x``,
     ``pod/x``); ``NAMESPACE/NAME``, as gpuctl itself prints pods. A prefix that is
     a known kind wins over a namespace of the same name."""
-    from .checks.workload import KINDS
+    from .model.workloads import KINDS
 
     if "/" not in target:
         return None, target, None

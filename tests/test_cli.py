@@ -169,7 +169,7 @@ def test_custom_device_plugin_selector_from_config(cli, tmp_path, monkeypatch):
     import shutil
 
     from gpuctl import config
-    from gpuctl.checks.device_plugin import _compiled_selectors
+    from gpuctl.knowledge.catalog import _compiled_selectors
 
     src = SCENARIOS / "node-gke-managed-plugin"
     exp = json.loads((src / "expected.json").read_text())

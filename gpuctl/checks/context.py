@@ -21,18 +21,13 @@ from ..model.matching import (
 )
 from ..model.objects import Event, Node, Pod, Taint
 from ..model.quantity import format_quantity, parse_quantity
-from ..model.requests import pod_requests
+from ..model.requests import is_extended, pod_requests
 from ..model.snapshot import Snapshot
 from .device_plugin import DevicePluginState, device_plugin_state
 from .scheduler_events import FitError, parse_fit_error
 
 STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
 HOSTNAME_KEY = "kubernetes.io/hostname"
-
-
-def is_extended(resource: str) -> bool:
-    """Device-style resources: ``domain/name`` outside kubernetes.io (GPUs, RDMA, FPGAs)."""
-    return "/" in resource and not resource.startswith(("kubernetes.io/", "requests.", "limits."))
 
 
 def gpu_vendor_prefix(resource: str) -> str:

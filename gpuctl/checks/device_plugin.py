@@ -104,27 +104,9 @@ class DevicePluginState:
         return self.by_node.get(node) or NodePlugin(node)
 
 
-@lru_cache(maxsize=None)
-def _compiled_selectors() -> tuple[tuple[tuple[tuple[str, str], ...], frozenset[str]], ...]:
-    """Each known plugin's selector as ((key, value), …) plus its namespaces, parsed once."""
-    out = []
-    for kind in catalog.device_plugin_selectors():
-        pairs = tuple((k.strip(), v.strip()) for k, _, v in (p.partition("=") for p in kind.label_selector.split(",")))
-        out.append((pairs, frozenset(kind.namespaces)))
-    return tuple(out)
-
-
-def labels_mark_device_plugin(labels: dict[str, str], namespace: Optional[str]) -> bool:
-    if not labels:
-        return False
-    for pairs, namespaces in _compiled_selectors():
-        if all(labels.get(k) == v for k, v in pairs):
-            if not namespaces or "*" in namespaces or namespace in namespaces:
-                return True
-    return False
-
-
 def is_device_plugin_pod(pod: Pod) -> bool:
+    from ..knowledge.catalog import labels_mark_device_plugin
+
     return labels_mark_device_plugin(pod.metadata.labels, pod.metadata.namespace)
 
 

@@ -87,7 +87,7 @@ def capacity(
 
 def keep_selected(snap, selector: str) -> None:
     """Apply a label selector to a snapshot's nodes, as the API server would."""
-    from ..apiserver.server import parse_label_selector
+    from ..model.selectors import parse_label_selector
 
     try:
         reqs = parse_label_selector(selector)

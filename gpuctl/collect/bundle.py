@@ -876,7 +876,7 @@ def _is_dcgm_exporter(pod: dict[str, Any]) -> bool:
 
 
 def _is_device_plugin(pod: dict[str, Any]) -> bool:
-    from ..checks.device_plugin import labels_mark_device_plugin
+    from ..knowledge.catalog import labels_mark_device_plugin
 
     md = pod.get("metadata") or {}
     return labels_mark_device_plugin(md.get("labels") or {}, md.get("namespace"))

@@ -16,7 +16,7 @@ import os
 import re
 from typing import Any, Callable, Optional
 
-from ..checks.context import is_extended
+from ..model.requests import is_extended
 from ..errors import SourceError, TargetNotFound
 from ..knowledge import catalog
 from ..model import snapshot as S
@@ -181,7 +181,10 @@ class LiveCollector:
         advertise no or unhealthy GPUs, and the target's node): all pods of each such
         node when there are few (one request a node), else one list per known
         plugin label selector; and their logs for ``log_nodes``."""
-        from ..checks.device_plugin import is_device_plugin_pod
+        from ..knowledge.catalog import labels_mark_device_plugin
+
+        def is_device_plugin_pod(p: Pod) -> bool:
+            return labels_mark_device_plugin(p.metadata.labels, p.metadata.namespace)
 
         found: list[Pod] = []
         failure: Optional[ApiFailure] = None
@@ -531,7 +534,7 @@ WORKLOAD_APIS = {
 
 
 def collect_for_workload(api: KubeAPI, ns: str, alias: str, name: str) -> S.Snapshot:
-    from ..checks.workload import pods_of, resolve_kind
+    from ..model.workloads import pods_of, resolve_kind
 
     kind = resolve_kind(alias)
     group, versions, plural = ("batch.volcano.sh", ("v1alpha1",), "jobs") if alias == "vcjob" else WORKLOAD_APIS[kind]

@@ -558,3 +558,24 @@ def mig_resource_name(profile: str) -> str:
     "1g.10gb+me" -> "nvidia.com/mig-1g.10gb.me" ('+' becomes '.').
     """
     return "nvidia.com/mig-" + profile.strip().replace("+", ".")
+
+
+# Device-plugin identification: is this pod (by its labels and namespace) a GPU device plugin?
+@lru_cache(maxsize=None)
+def _compiled_selectors() -> tuple[tuple[tuple[tuple[str, str], ...], frozenset[str]], ...]:
+    """Each known plugin's selector as ((key, value), …) plus its namespaces, parsed once."""
+    out = []
+    for kind in device_plugin_selectors():
+        pairs = tuple((k.strip(), v.strip()) for k, _, v in (p.partition("=") for p in kind.label_selector.split(",")))
+        out.append((pairs, frozenset(kind.namespaces)))
+    return tuple(out)
+
+
+def labels_mark_device_plugin(labels: dict[str, str], namespace: Optional[str]) -> bool:
+    if not labels:
+        return False
+    for pairs, namespaces in _compiled_selectors():
+        if all(labels.get(k) == v for k, v in pairs):
+            if not namespaces or "*" in namespaces or namespace in namespaces:
+                return True
+    return False

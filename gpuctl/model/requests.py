@@ -87,3 +87,9 @@ def sum_requests(pods) -> dict[str, float]:
         for k, v in pod_requests(p).items():
             total[k] += v
     return dict(total)
+
+
+def is_extended(resource: str) -> bool:
+    """Device-style resources: ``domain/name`` outside kubernetes.io (GPUs, RDMA, FPGAs)."""
+    return "/" in resource and not resource.startswith(("kubernetes.io/", "requests.", "limits."))
+
