@@ -1,6 +1,16 @@
-"""The check registry. A check is a pure function ``(ctx) -> Iterable[Finding]``
-registered with the data sets it needs; the engine runs it isolated and turns a
-missing data set (a Gap) into ``skipped`` and a crash into ``error``."""
+"""What a check is. A check is a pure function ``(ctx) -> Iterable[Finding]`` that
+declares, with :func:`check`:
+
+* ``codes``: the finding codes it decides - it is their one room (a test proves
+  every code of the catalogue has exactly one such check, a runbook and a scenario);
+* ``also``: codes decided elsewhere that it may also report, seen from another
+  target or another source (the scheduler's own words, a container's log);
+* ``needs``: the data sets it reads (keys of ``Snapshot.gaps``): a missing one makes
+  it ``skipped``, and a test proves the collectors fetch them all;
+* ``target``: ``pod``, ``node`` or ``workload``; ``essential``: the verdict depends on it.
+
+Checks are listed, in order, in ``gpuctl/checks/registry.py``; the engine runs them
+isolated and turns a missing data set into ``skipped`` and a crash into ``error``."""
 
 from __future__ import annotations
 
@@ -17,10 +27,14 @@ class CheckSpec:
     needs: tuple[str, ...]
     applies: Callable[[Any], bool]
     essential: bool   # the verdict depends on it: skipped -> inconclusive
-    target: str       # "pod" (more targets in later issues)
+    target: str       # "pod" | "node" | "workload"
+    codes: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
 
-
-REGISTRY: list[CheckSpec] = []
+    @property
+    def where(self) -> str:
+        """``gpuctl/checks/FILE.py:function``, for ``gpuctl runbook CODE --debug``."""
+        return f"gpuctl/checks/{self.fn.__module__.rsplit('.', 1)[-1]}.py:{self.fn.__name__}"
 
 
 @dataclass(frozen=True)
@@ -44,17 +58,13 @@ class DataUnavailable(Exception):
     not be read (a per-container log, say); the engine marks it skipped."""
 
 
-def check(name: str, *, needs: tuple[str, ...] = (), applies: Callable[[Any], bool] | None = None,
-          essential: bool = False, target: str = "pod"):
-    def register(fn: Callable[[Any], Iterable[Finding]]):
-        REGISTRY.append(CheckSpec(name, fn, needs, applies or (lambda ctx: True), essential, target))
+def check(name: str, *, codes: Iterable[str] = (), also: Iterable[str] = (), needs: tuple[str, ...] = (),
+          applies: Callable[[Any], bool] | None = None, essential: bool = False, target: str = "pod"):
+    """Declare a check: the function keeps working as itself and carries its
+    :class:`CheckSpec` as ``fn.spec`` for the registry."""
+    def declare(fn: Callable[[Any], Iterable[Finding]]):
+        fn.spec = CheckSpec(name, fn, tuple(needs), applies or (lambda ctx: True), essential, target,  # type: ignore[attr-defined]
+                            tuple(codes), tuple(c for c in also if c not in tuple(codes)))
         return fn
 
-    return register
-
-
-def checks_for(target: str) -> list[CheckSpec]:
-    # Importing the modules registers their checks.
-    from . import node_health, pending, pod_state, runtime  # noqa: F401
-
-    return [c for c in REGISTRY if c.target == target]
+    return declare

@@ -22,8 +22,9 @@ from ..model.matching import (
 from ..model.objects import Event, Node, Pod, Taint
 from ..model.quantity import format_quantity, parse_quantity
 from ..model.requests import is_extended, pod_requests
-from ..model.snapshot import Snapshot
+from ..model.snapshot import Snapshot, human_age  # noqa: F401 (checks import it from here)
 from .device_plugin import DevicePluginState, device_plugin_state
+from .memo import Memo
 from .scheduler_events import FitError, parse_fit_error
 
 STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
@@ -121,9 +122,10 @@ class NodeFit:
 class PodContext:
     """Shared, lazily computed analysis of one pod against the snapshot."""
 
-    def __init__(self, snap: Snapshot, pod: Pod):
+    def __init__(self, snap: Snapshot, pod: Pod, memo: Optional[Memo] = None):
         self.snap = snap
         self.pod = pod
+        self.memo = memo if memo is not None else Memo()
 
     # ------------------------------------------------------------ the pod
     @property
@@ -201,9 +203,9 @@ class PodContext:
     @cached_property
     def pods_by_node(self) -> dict[str, list[Pod]]:
         """Non-terminated pods per node, without the pod itself (built once per snapshot)."""
-        shared = self.snap.fit_cache.get("pods_by_node")
+        shared = self.memo.get("pods_by_node")
         if shared is None:
-            shared = self.snap.fit_cache["pods_by_node"] = self.snap.pods_by_node()
+            shared = self.memo["pods_by_node"] = self.snap.pods_by_node()
         node, own = self.pod.spec.nodeName, self.pod.metadata.uid
         if node and own and any(p.metadata.uid == own for p in shared.get(node, [])):
             return {**shared, node: [p for p in shared[node] if p.metadata.uid != own]}
@@ -294,12 +296,12 @@ class PodContext:
         """The fit matrix, shared by pods with the same scheduling constraints
         (nodes in ``uncertain_nodes`` are left out)."""
         key = self.fit_signature
-        cached = self.snap.fit_cache.get(key) if key is not None else None
+        cached = self.memo.get(key) if key is not None else None
         if cached is None:
             skip = self.uncertain_nodes
             cached = [self._fit(n) for n in self.nodes if n.metadata.name not in skip]
             if key is not None:
-                self.snap.fit_cache[key] = cached
+                self.memo[key] = cached
         return cached
 
     @cached_property
@@ -398,13 +400,13 @@ class PodContext:
         name = node.metadata.name
         pods = self.pods_by_node.get(name, [])
         resources = tuple(sorted(self.requests))
-        own_excluded = self.pods_by_node is not self.snap.fit_cache.get("pods_by_node")
+        own_excluded = self.pods_by_node is not self.memo.get("pods_by_node")
         key = ("used", name, resources)
-        used = None if own_excluded else self.snap.fit_cache.get(key)
+        used = None if own_excluded else self.memo.get(key)
         if used is None:
             used = used_by(pods, resources)
             if not own_excluded:
-                self.snap.fit_cache[key] = used
+                self.memo[key] = used
         for r, q in list(self.requests.items()) + [("pods", 1.0)]:
             cap = _num(node.status.capacity.get(r, 0))
             alloc = _num(node.status.allocatable.get(r, cap if r not in node.status.allocatable else 0))
@@ -472,16 +474,3 @@ def used_by(pods: list, resources: tuple[str, ...]) -> dict[str, float]:
                     used[r] += _num(v)
     used["pods"] = float(len(pods))
     return used
-
-
-def human_age(seconds: Optional[float]) -> str:
-    if seconds is None:
-        return "?"
-    s = int(seconds)
-    if s < 120:
-        return f"{s}s"
-    if s < 7200:
-        return f"{s // 60}m"
-    if s < 172800:
-        return f"{s // 3600}h{(s % 3600) // 60:02d}m" if s % 3600 >= 60 else f"{s // 3600}h"
-    return f"{s // 86400}d"

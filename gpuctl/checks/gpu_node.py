@@ -44,12 +44,15 @@ class DriverInfo:
         return " / ".join(b for b in bits if b) + f" ({self.source})"
 
 
-def driver_info(snap: Snapshot, node_name: str) -> Optional[DriverInfo]:
-    """Cached per snapshot: checks ask for every candidate node, pod after pod."""
+def driver_info(snap: Snapshot, node_name: str, memo: Optional[dict] = None) -> Optional[DriverInfo]:
+    """Kept in the run's memo when one is given: checks ask for every candidate
+    node, pod after pod."""
+    if memo is None:
+        return _driver_info(snap, node_name)
     key = ("driver", node_name)
-    if key not in snap.fit_cache:
-        snap.fit_cache[key] = _driver_info(snap, node_name)
-    return snap.fit_cache[key]
+    if key not in memo:
+        memo[key] = _driver_info(snap, node_name)
+    return memo[key]
 
 
 def _driver_info(snap: Snapshot, node_name: str) -> Optional[DriverInfo]:
@@ -291,3 +294,9 @@ def _q(value: str) -> float:
 
 def advertised(node: Node, resource: str) -> tuple[float, float]:
     return _q(str(node.status.capacity.get(resource, 0))), _q(str(node.status.allocatable.get(resource, 0)))
+
+
+def pool_key(n: Node) -> Optional[str]:
+    """The node's pool, as peers for driver drift: its instance type, else its GPU product."""
+    labels = n.metadata.labels
+    return labels.get("node.kubernetes.io/instance-type") or labels.get("nvidia.com/gpu.product")

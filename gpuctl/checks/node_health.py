@@ -17,8 +17,9 @@ from ..model.objects import Node, Pod
 from ..model.requests import pod_requests
 from ..model.snapshot import DEVICE_PLUGINS, PODS, Snapshot
 from .base import DataUnavailable, Note, check
+from .memo import Memo
 from .device_plugin import NodePlugin, device_plugin_state, pod_problems
-from .gpu_node import Health, advertised, driver_info, expected_gpus, expected_mig_devices, node_health
+from .gpu_node import Health, advertised, driver_info, expected_gpus, expected_mig_devices, node_health, pool_key
 
 # GPU Operator operands, by pod label (GOP assets/state-*).
 OPERANDS = {
@@ -32,9 +33,10 @@ OPERANDS = {
 
 
 class NodeContext:
-    def __init__(self, snap: Snapshot, node: Node):
+    def __init__(self, snap: Snapshot, node: Node, memo: Optional[Memo] = None):
         self.snap = snap
         self.node = node
+        self.memo = memo if memo is not None else Memo()
 
     @property
     def name(self) -> str:
@@ -87,7 +89,19 @@ def _gpu_node(ctx: NodeContext) -> bool:
     return ctx.has_gpus
 
 
-@check("gpu-count", target="node", needs=(), applies=_gpu_node, essential=True)
+@check("node-ready", target="node", also=["node-not-ready"])
+def node_ready(ctx: NodeContext) -> Iterable[Finding]:
+    """The kubelet's Ready condition: a node that is not Ready runs nothing new."""
+    ready = ctx.node.condition("Ready")
+    if ready is None or ready.status != "True":
+        yield Finding("node-not-ready", f"{ctx.name} is not Ready ({ready.reason if ready else 'no Ready condition'})",
+                      evidence=[f"node/{ctx.name} Ready={ready.status if ready else 'missing'}: {ready.message if ready else ''}"],
+                      nodes=[ctx.name], root_cause=True)
+    else:
+        yield Note(f"Ready since {ready.lastTransitionTime}" if getattr(ready, "lastTransitionTime", None) else "Ready")
+
+
+@check("gpu-count", target="node", codes=["gpu-count-mismatch"], applies=_gpu_node, essential=True)
 def gpu_count(ctx: NodeContext) -> Iterable[Finding]:
     """A node advertising fewer GPUs than its SKU, GFD count (times sharing
     replicas) or identical nodes say it has: a GPU fell off the bus or a driver
@@ -145,7 +159,7 @@ def _mig_shortfall(ctx: NodeContext, short: list) -> Finding:
                    [restart, f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi -L"])])
 
 
-@check("gpu-allocatable", target="node", applies=_gpu_node, essential=True)
+@check("gpu-allocatable", target="node", codes=["gpu-unhealthy"], also=["xid-error"], applies=_gpu_node, essential=True)
 def gpu_allocatable(ctx: NodeContext) -> Iterable[Finding]:
     """capacity > allocatable on a GPU resource: the device plugin marked devices
     unhealthy (it keeps them so until it restarts)."""
@@ -173,7 +187,7 @@ def gpu_allocatable(ctx: NodeContext) -> Iterable[Finding]:
                                      [f"kubectl describe node {ctx.name}"])])
 
 
-@check("device-plugin", target="node", needs=(DEVICE_PLUGINS,), applies=_gpu_node, essential=True)
+@check("device-plugin", target="node", also=["device-plugin-not-running", "nvml-init-failed"], needs=(DEVICE_PLUGINS,), applies=_gpu_node, essential=True)
 def device_plugin(ctx: NodeContext) -> Iterable[Finding]:
     """The node's device-plugin pod: missing, not Ready, crash-looping, stuck in
     toolkit validation, or unable to initialise NVML."""
@@ -228,7 +242,7 @@ def plugin_log_line(snap: Snapshot, p: NodePlugin) -> Optional[str]:
     return f"device-plugin log of {ref} was not collected"
 
 
-@check("gpu-operator-operands", target="node", needs=(PODS,), applies=_gpu_node)
+@check("gpu-operator-operands", target="node", also=["device-plugin-not-running", "nvml-init-failed"], needs=(PODS,), applies=_gpu_node)
 def operands(ctx: NodeContext) -> Iterable[Finding]:
     """The GPU Operator's operand pods on the node (driver, toolkit, validator,
     DCGM, GFD, MIG manager): a failing driver or toolkit pod explains most of the
@@ -246,7 +260,7 @@ def operands(ctx: NodeContext) -> Iterable[Finding]:
                           fixes=[Fix("Read the failing operand's log", [f"kubectl get pods -A -o wide --field-selector spec.nodeName={ctx.name}"])])
 
 
-@check("xid", target="node", applies=_gpu_node)
+@check("xid", target="node", codes=["xid-error"], applies=_gpu_node)
 def xid(ctx: NodeContext) -> Iterable[Finding]:
     """Xid errors, each with its catalog meaning and the action it calls for."""
     from ..knowledge.gpu_health import xid_info
@@ -280,7 +294,7 @@ def xid(ctx: NodeContext) -> Iterable[Finding]:
                               f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi -q -d ECC,ROW_REMAPPER"])])
 
 
-@check("ecc", target="node", applies=_gpu_node)
+@check("ecc", target="node", codes=["ecc-uncorrectable"], applies=_gpu_node)
 def ecc(ctx: NodeContext) -> Iterable[Finding]:
     """Uncorrectable ECC errors, pending page retirement or row remapping, or a
     row-remapping failure."""
@@ -297,12 +311,12 @@ def ecc(ctx: NodeContext) -> Iterable[Finding]:
 def driver_drift(ctx: NodeContext) -> Iterable[Finding]:
     """The node's driver against its pool (same instance type or GPU product):
     reported in the check's detail; a lagging node runs fewer images."""
-    info = driver_info(ctx.snap, ctx.name)
+    info = driver_info(ctx.snap, ctx.name, ctx.memo)
     if info is None:
         raise DataUnavailable(f"no driver version for {ctx.name} (no GFD cuda labels, no probe)")
-    key = _pool_key(ctx.node)
-    peers = [n for n in ctx.snap.nodes.values() if n is not ctx.node and key and _pool_key(n) == key]
-    versions = Counter(i.driver for i in (driver_info(ctx.snap, n.metadata.name) for n in peers) if i and i.driver)
+    key = pool_key(ctx.node)
+    peers = [n for n in ctx.snap.nodes.values() if n is not ctx.node and key and pool_key(n) == key]
+    versions = Counter(i.driver for i in (driver_info(ctx.snap, n.metadata.name, ctx.memo) for n in peers) if i and i.driver)
     if versions:
         common, _ = versions.most_common(1)[0]
         if info.driver and info.driver != common:
@@ -311,12 +325,7 @@ def driver_drift(ctx: NodeContext) -> Iterable[Finding]:
     yield Note(f"{ctx.name}: {info.describe()}" + (f"; pool {key} agrees" if versions else ""))
 
 
-def _pool_key(n: Node) -> Optional[str]:
-    labels = n.metadata.labels
-    return labels.get("node.kubernetes.io/instance-type") or labels.get("nvidia.com/gpu.product")
-
-
-@check("mig", target="node", applies=lambda ctx: ctx.node.metadata.labels.get("nvidia.com/mig.capable") == "true"
+@check("mig", target="node", also=["mig-profile-unavailable"], applies=lambda ctx: ctx.node.metadata.labels.get("nvidia.com/mig.capable") == "true"
        or "nvidia.com/mig.config" in ctx.node.metadata.labels)
 def mig(ctx: NodeContext) -> Iterable[Finding]:
     """The MIG manager's state for the node's requested MIG layout."""
@@ -362,7 +371,7 @@ def cordon_origin(snap: Snapshot, node: Node) -> list[str]:
     return out
 
 
-def waiting_pods(snap: Snapshot, node: Node) -> list[tuple[Pod, dict[str, float]]]:
+def waiting_pods(snap: Snapshot, node: Node, memo: Optional[Memo] = None) -> list[tuple[Pod, dict[str, float]]]:
     """Pending, unbound GPU pods whose only obstacle on this node is the cordon:
     each would fit here once it is uncordoned (same fit as `diagnose pod`), with
     the GPUs it requests."""
@@ -372,7 +381,7 @@ def waiting_pods(snap: Snapshot, node: Node) -> list[tuple[Pod, dict[str, float]
     for p in sorted(snap.pods.values(), key=lambda p: p.key):
         if p.phase != "Pending" or p.spec.nodeName or p.metadata.deletionTimestamp:
             continue
-        ctx = PodContext(snap, p)
+        ctx = PodContext(snap, p, memo)
         if not ctx.gpu_requests:
             continue
         fit = ctx.fit_on(node)
@@ -391,12 +400,12 @@ def _pending_scope(snap: Snapshot) -> Optional[str]:
     return None
 
 
-@check("cordon", target="node", applies=lambda ctx: bool(ctx.node.spec.unschedulable))
+@check("cordon", target="node", also=["node-unschedulable"], applies=lambda ctx: bool(ctx.node.spec.unschedulable))
 def cordon(ctx: NodeContext) -> Iterable[Finding]:
     """A cordoned GPU node: who cordoned it and when, if the cluster says, and the
     Pending GPU pods that would run on it once uncordoned."""
     origin = cordon_origin(ctx.snap, ctx.node) or ["no event, taint time or field manager says when or by whom"]
-    waiting = waiting_pods(ctx.snap, ctx.node)
+    waiting = waiting_pods(ctx.snap, ctx.node, ctx.memo)
     scope = _pending_scope(ctx.snap)
     if not waiting:
         yield Note(f"cordoned; {'; '.join(origin)}; "

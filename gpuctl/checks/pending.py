@@ -31,10 +31,16 @@ from .fixes import (add_toleration_ops, change_commands, container_index, crash_
 from .rollback import rollback_fix, rollback_for_resource, rollback_for_selector
 
 MAX_EVIDENCE_NODES = 6
-SHARE_ACROSS_OWNERS = "node-fit: share across owners"
 PLACEMENT = ("node-not-ready", "node-unschedulable", "untolerated-taint", "node-selector-mismatch",
              "node-affinity-mismatch", "pod-topology-constraint")
 NODE_RESOURCE = ("insufficient-cpu", "insufficient-memory", "insufficient-resource")
+# What node-fit decides from the nodes' current state.
+NODE_FIT_CODES = PLACEMENT + NODE_RESOURCE + (
+    "unknown-resource-name", "insufficient-gpu", "gpu-fragmentation", "mig-profile-unavailable",
+    "sharing-resource-mismatch", "device-plugin-not-running", "nvml-init-failed")
+# What scheduler-verdict reports from the scheduler's own words alone (when the
+# nodes cannot be read, or for causes the current state cannot show).
+SCHEDULER_WORDS = NODE_FIT_CODES + ("volume-binding", "dra-claim-unallocatable")
 # How disruptive each fix is (0 = correct a typo in the pod, 4 = wait or buy capacity).
 DISRUPTION = {
     "unknown-resource-name": 0, "sharing-resource-mismatch": 0, "mig-profile-unavailable": 1,
@@ -331,7 +337,7 @@ def _fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
 # ------------------------------------------------------------------ checks
 
 
-@check("scheduler-verdict", applies=_pending)
+@check("scheduler-verdict", also=SCHEDULER_WORDS, applies=_pending)
 def scheduler_verdict(ctx: PodContext) -> Iterable[Finding]:
     """What the scheduler said. Decides alone only the causes current state cannot
     show; when the nodes cannot be read, everything the events support."""
@@ -365,7 +371,8 @@ def _requested_text(ctx: PodContext, r: str) -> str:
     return f"{format_quantity(r, ctx.device_requests.get(r, ctx.requests.get(r, 0)))} {r}"
 
 
-@check("node-fit", needs=(NODES, PODS), applies=_pending, essential=True)
+@check("node-fit", codes=NODE_FIT_CODES, also=["gpu-unhealthy", "preemption-in-progress"], needs=(NODES, PODS),
+       applies=_pending, essential=True)
 def node_fit(ctx: PodContext) -> Iterable[Finding]:
     """Every node against the pod, from current state: which resource nobody
     advertises, shortage vs fragmentation, and the constraints that keep the pod
@@ -373,19 +380,19 @@ def node_fit(ctx: PodContext) -> Iterable[Finding]:
 
     Pods with the same scheduling constraints, namespace and owner (the replicas of
     one Job or Deployment) get the same findings: they are computed once per
-    snapshot and copied. A group report (diagnose pending, SHARE_ACROSS_OWNERS set)
+    snapshot and copied. A group report (diagnose pending: a Memo with share_across_owners)
     shares them across owners too: it shows each group's first fix only."""
     key = None
     partial = _uncertain(ctx)
     if ctx.fit_signature is not None:
-        owner = None if ctx.snap.fit_cache.get(SHARE_ACROSS_OWNERS) else (ctx.ns, workload_ref(ctx))
+        owner = None if ctx.memo.share_across_owners else (ctx.ns, workload_ref(ctx))
         key = ("node-fit", ctx.fit_signature, owner, ctx.pod.status.nominatedNodeName)
-        cached = ctx.snap.fit_cache.get(key)
+        cached = ctx.memo.get(key)
         if cached is not None:
             return copy.deepcopy(cached) + partial
     found = list(_node_fit(ctx))
     if key is not None:
-        ctx.snap.fit_cache[key] = copy.deepcopy(found)
+        ctx.memo[key] = copy.deepcopy(found)
     return found + partial
 
 

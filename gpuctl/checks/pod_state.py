@@ -26,7 +26,7 @@ def _pending(ctx: PodContext) -> bool:
     return ctx.pending_unbound
 
 
-@check("gpu-request")
+@check("gpu-request", codes=["pod-requests-no-gpu"])
 def gpu_request(ctx: PodContext) -> Iterable[Finding]:
     """Says so when the pod requests no GPU: it is diagnosed all the same, but
     nobody should chase the GPU stack for it."""
@@ -59,7 +59,7 @@ def _conditions(obj: Any) -> list[dict]:
     return [c for c in conds or [] if isinstance(c, dict)]
 
 
-@check("queue-admission", applies=_pending)
+@check("queue-admission", codes=["queue-not-admitted"], applies=_pending)
 def queue_admission(ctx: PodContext) -> Iterable[Finding]:
     """Scheduling gates, Kueue workloads not admitted and Volcano gangs not ready:
     a queue holds the pod, so no node-level fix will help until it admits it."""
@@ -119,7 +119,7 @@ def queue_admission(ctx: PodContext) -> Iterable[Finding]:
 # ------------------------------------------------------------------ scheduler
 
 
-@check("scheduler-activity", applies=_pending)
+@check("scheduler-activity", codes=["scheduler-not-found", "scheduling-in-progress"], applies=_pending)
 def scheduler_activity(ctx: PodContext) -> Iterable[Finding]:
     """A pod no scheduler has looked at: new (wait) or named a scheduler that does
     not run (it will wait forever)."""
@@ -155,7 +155,7 @@ def scheduler_activity(ctx: PodContext) -> Iterable[Finding]:
                   unblocks=len(ctx.snap.nodes), fixes=fixes)
 
 
-@check("preemption", applies=_pending)
+@check("preemption", codes=["preemption-in-progress"], applies=_pending)
 def preemption(ctx: PodContext) -> Iterable[Finding]:
     """The scheduler nominated a node and is waiting for preempted pods to leave."""
     node = ctx.pod.status.nominatedNodeName
@@ -175,7 +175,7 @@ def preemption(ctx: PodContext) -> Iterable[Finding]:
 # ------------------------------------------------------------------ volumes
 
 
-@check("volumes", needs=(PVCS,), applies=lambda ctx: ctx.pending_unbound and any(
+@check("volumes", codes=["volume-binding"], needs=(PVCS,), applies=lambda ctx: ctx.pending_unbound and any(
     v.persistentVolumeClaim for v in ctx.pod.spec.volumes))
 def volumes(ctx: PodContext) -> Iterable[Finding]:
     """PersistentVolumeClaims the pod needs that are missing, being deleted, or
@@ -233,7 +233,7 @@ def _requests(claim: Any) -> list[tuple[str, str, int]]:
     return out
 
 
-@check("dra-claims", needs=(DRA,), applies=lambda ctx: ctx.pending_unbound and bool(ctx.pod.spec.resourceClaims))
+@check("dra-claims", codes=["dra-claim-unallocatable"], needs=(DRA,), applies=lambda ctx: ctx.pending_unbound and bool(ctx.pod.spec.resourceClaims))
 def dra_claims(ctx: PodContext) -> Iterable[Finding]:
     """Dynamic Resource Allocation: each ResourceClaim the pod needs must exist,
     name an existing DeviceClass, and find free devices in the ResourceSlices."""
@@ -293,7 +293,7 @@ def _autoscaler_patterns() -> tuple[tuple[str, re.Pattern[str], str], ...]:
     return tuple((r["reason"], re.compile(r["pattern"]), r["code"]) for r in load_yaml("autoscaler_events.yaml")["events"])
 
 
-@check("autoscaler", needs=(EVENTS,), applies=_pending)
+@check("autoscaler", codes=["autoscaler-no-scale-up", "scale-up-in-progress"], needs=(EVENTS,), applies=_pending)
 def autoscaler(ctx: PodContext) -> Iterable[Finding]:
     """What the cluster autoscaler or Karpenter said about this pod: a node is on
     its way (wait), or none will come (and why)."""

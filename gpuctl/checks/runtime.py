@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from ..findings import Finding, Fix, Severity
+from ..knowledge.runtime import codes_in
 from .base import DataUnavailable, check
 from .context import PodContext
 from .device_plugin import device_plugin_state
@@ -77,7 +78,7 @@ def _node_ref(ctx: PodContext) -> str:
 # ------------------------------------------------------------------ admission
 
 
-@check("device-admission", applies=_bound)
+@check("device-admission", codes=["unexpected-admission-error"], applies=_bound)
 def device_admission(ctx: PodContext) -> Iterable[Finding]:
     """UnexpectedAdmissionError: the kubelet's device manager could not allocate
     the pod's GPUs (unregistered resource after a restart, unhealthy devices, a
@@ -108,7 +109,8 @@ def device_admission(ctx: PodContext) -> Iterable[Finding]:
 # ------------------------------------------------------------------ container start
 
 
-@check("container-start", applies=_bound)
+@check("container-start", codes=["nvidia-runtime-error"], also=["driver-cuda-mismatch", "runtime-class-missing"],
+       applies=_bound)
 def container_start(ctx: PodContext) -> Iterable[Finding]:
     """The container could not start: the NVIDIA runtime hook failed
     (nvidia-container-cli), the image's CUDA requirement is above the driver, or
@@ -137,7 +139,7 @@ def container_start(ctx: PodContext) -> Iterable[Finding]:
         yield Finding(code, summary, evidence=evidence, nodes=[node], root_cause=True, disruption=2, fixes=fixes)
 
 
-@check("runtime-class", applies=lambda ctx: bool(ctx.pod.spec.runtimeClassName))
+@check("runtime-class", codes=["runtime-class-missing"], applies=lambda ctx: bool(ctx.pod.spec.runtimeClassName))
 def runtime_class(ctx: PodContext) -> Iterable[Finding]:
     """The pod names a RuntimeClass the cluster does not have."""
     name = ctx.pod.spec.runtimeClassName
@@ -166,7 +168,7 @@ def _runtime_class_fix(ctx: PodContext, name: str) -> Fix:
 # ------------------------------------------------------------------ non-GPU causes
 
 
-@check("image-pull", applies=_bound)
+@check("image-pull", codes=["image-pull-failed"], applies=_bound)
 def image_pull(ctx: PodContext) -> Iterable[Finding]:
     """The image cannot be pulled: not a GPU problem, and said so."""
     waiting = [(cs.name, cs.state.waiting) for cs in [*ctx.pod.status.initContainerStatuses, *ctx.pod.status.containerStatuses]
@@ -185,7 +187,7 @@ def image_pull(ctx: PodContext) -> Iterable[Finding]:
                               f"kubectl -n {ctx.ns} get pod {ctx.name} -o jsonpath='{{.spec.imagePullSecrets}}'"])])
 
 
-@check("host-oom", applies=_bound)
+@check("host-oom", codes=["container-oom-killed"], applies=_bound)
 def host_oom(ctx: PodContext) -> Iterable[Finding]:
     """OOMKilled: the container exceeded its host-memory limit (exit 137), not GPU memory."""
     for cs in ctx.pod.status.containerStatuses:
@@ -235,7 +237,8 @@ def _sharing(ctx: PodContext) -> Optional[str]:
     return None
 
 
-@check("container-logs", needs=(), applies=_bound)
+@check("container-logs", codes=["gpu-not-requested", "gpu-memory-exhausted", "container-lost-gpu-access"],
+       also=[*codes_in("log"), "nvidia-runtime-error"], applies=_bound)
 def container_logs(ctx: PodContext) -> Iterable[Finding]:
     """CUDA, NVML and framework signatures in the container's logs (current and
     previous): no GPU visible, CUDA out of memory, NVML lost, driver too old,
@@ -301,7 +304,7 @@ def container_logs(ctx: PodContext) -> Iterable[Finding]:
                       severity=severity_override if code == "gpu-memory-exhausted" else None)
 
 
-@check("crash-loop", applies=_bound)
+@check("crash-loop", codes=["crash-loop"], applies=_bound)
 def crash_loop(ctx: PodContext) -> Iterable[Finding]:
     """A container keeps exiting and nothing more specific explains it: show its
     exit code and last log lines."""
@@ -360,7 +363,7 @@ def _gpu_pod(ctx: PodContext) -> bool:
     return bool(ctx.gpu_requests) and ctx.pod.phase not in ("Succeeded", "Failed") and not ctx.pod.metadata.deletionTimestamp
 
 
-@check("driver-cuda", applies=_gpu_pod)
+@check("driver-cuda", codes=["driver-cuda-mismatch"], applies=_gpu_pod)
 def driver_cuda(ctx: PodContext) -> Iterable[Finding]:
     """The CUDA version the image needs (NVIDIA_REQUIRE_CUDA/CUDA_VERSION, or the
     image tag) against the driver of the node it runs on, or of the nodes it may
@@ -410,7 +413,7 @@ def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> 
         """(driver info, will it fail?): an enforced requirement (NVIDIA_REQUIRE_CUDA,
         CUDA_VERSION, the runtime's own error) fails where the runtime refuses it;
         one read from an image tag only where no compatibility path exists."""
-        info = driver_info(ctx.snap, node_name)
+        info = driver_info(ctx.snap, node_name, ctx.memo)
         if info is None or info.cuda is None:
             return info, None
         if req.enforced:
@@ -439,14 +442,14 @@ def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> 
     # Not bound yet: which nodes could it land on, and would they run it? The same
     # for every pod with these constraints and this requirement (cached).
     key = ("cuda", ctx.fit_signature, str(req.cuda), req.enforced, req.driver_ranges) if ctx.fit_signature else None
-    hit = ctx.snap.fit_cache.get(key) if key else None
+    hit = ctx.memo.get(key) if key else None
     if hit is None:
         candidates = [f.name for f in ctx.fits if f.fits] or [f.name for f in ctx.fits if f.candidate]
         judged = {n: verdict(n) for n in candidates}
         bad_nodes = [n for n, (_, bad) in judged.items() if bad]
         hit = (judged, bad_nodes, _good_nodes(ctx, verdict) if bad_nodes else [])
         if key:
-            ctx.snap.fit_cache[key] = hit
+            ctx.memo[key] = hit
     judged, bad_nodes, good = hit
     if not bad_nodes:
         return
@@ -475,7 +478,7 @@ def _good_nodes(ctx: PodContext, verdict) -> list[str]:
 def _cuda_fixes(ctx: PodContext, req, good: list[str]) -> list[Fix]:
     fixes = []
     if good:
-        versions = sorted({str(i.cuda) for i in (driver_info(ctx.snap, n) for n in good) if i and i.cuda})
+        versions = sorted({str(i.cuda) for i in (driver_info(ctx.snap, n, ctx.memo) for n in good) if i and i.cuda})
         fixes.append(Fix(f"Schedule the pod onto nodes whose driver supports CUDA {req.cuda} ({', '.join(good[:4])}"
                          f"{', …' if len(good) > 4 else ''}), e.g. required node affinity "
                          f"nvidia.com/cuda.runtime-version.full In [{', '.join(versions)}]",
@@ -501,7 +504,7 @@ def _failing_gpu_pod(ctx: PodContext) -> bool:
     return not healthy
 
 
-@check("node-gpu-health", applies=_failing_gpu_pod)
+@check("node-gpu-health", also=["xid-error", "gpu-unhealthy", "ecc-uncorrectable"], applies=_failing_gpu_pod)
 def node_gpu_health(ctx: PodContext) -> Iterable[Finding]:
     """Xid and ECC evidence on the failing pod's node: the GPU, not the app, may be at fault."""
     from ..knowledge.gpu_health import xid_info

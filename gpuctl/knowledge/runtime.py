@@ -22,7 +22,7 @@ from typing import Any
 
 from .messages import load_yaml
 
-__all__ = ["RuntimeMatch", "RuntimeMessagesError", "CODES", "WHERE", "classify", "patterns"]
+__all__ = ["RuntimeMatch", "RuntimeMessagesError", "CODES", "WHERE", "classify", "codes_in", "patterns"]
 
 CODES = frozenset({
     "unexpected-admission-error", "nvidia-runtime-error", "runtime-class-missing", "driver-cuda-mismatch",
@@ -137,3 +137,9 @@ def classify(text: str, where: str) -> list[RuntimeMatch]:
     if specific:
         return list(specific.values())
     return list(generic.values())
+
+
+def codes_in(where: str) -> tuple[str, ...]:
+    """The codes a message found in ``where`` (event, status, log) can mean, as the
+    patterns say: what a check classifying that text may report."""
+    return tuple(sorted({e.code for e in patterns() if where in e.where}))

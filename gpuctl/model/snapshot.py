@@ -65,6 +65,21 @@ def parse_time(text: Optional[str]) -> Optional[dt.datetime]:
     return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
 
 
+def human_age(seconds: Optional[float]) -> str:
+    """An age as kubectl prints it: 45s, 12m, 3h05m, 2d."""
+    if seconds is None:
+        return "?"
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m"
+    if s < 172800:
+        return f"{s // 3600}h{(s % 3600) // 60:02d}m" if s % 3600 >= 60 else f"{s // 3600}h"
+    return f"{s // 86400}d"
+
+
+
 class LogStore:
     """Container logs: fetched up front by the live collector, or read on demand
     from ``logs/<ns>/<pod>/<container>[.previous].log`` in a snapshot directory."""
@@ -132,8 +147,6 @@ class Snapshot:
     namespaces: Optional[list[str]] = None
     # For a live run: the request that failed for logs, keyed "ns/pod/container".
     log_gaps: dict[str, Gap] = field(default_factory=dict)
-    # Per-node fit matrices already computed, by scheduling constraints (diagnose pending).
-    fit_cache: dict[Any, Any] = field(default_factory=dict, repr=False)
     _event_index: Optional[tuple[int, dict[tuple[str, str], list[Event]]]] = field(default=None, repr=False)
     _problem_index: Optional[tuple[int, dict[tuple, list[Unreadable]]]] = field(default=None, repr=False)
 

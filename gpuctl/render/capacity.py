@@ -182,7 +182,7 @@ def capacity_markdown(doc: dict[str, Any]) -> str:
 
 
 def _age(seconds: Any) -> str:
-    from ..checks.context import human_age
+    from ..model.snapshot import human_age
 
     return human_age(seconds) if seconds is not None else "?"
 

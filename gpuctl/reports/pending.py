@@ -2,26 +2,28 @@
 the cluster), diagnosed with the same engine as `diagnose pod` from ONE snapshot,
 and grouped by top cause, biggest group first, each with its fix and how long its
 pods have waited. Pods with the same scheduling constraints share one evaluation
-of the per-node fit matrix (PodContext's fit cache)."""
+of the per-node fit matrix (one Memo for the report)."""
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from ..checks.context import PodContext
+from ..checks.memo import Memo
 from ..findings import Severity
 from ..knowledge import catalog
 from ..model.snapshot import Snapshot, unreadable_dicts
 
 
-def pending_gpu_pods(snap: Snapshot, namespace: Optional[str]) -> list:
+def pending_gpu_pods(snap: Snapshot, namespace: Optional[str], memo: Optional[Memo] = None) -> list:
+    memo = memo if memo is not None else Memo()
     out = []
     for p in snap.pods.values():
         if p.spec.nodeName or p.status.phase != "Pending" or p.metadata.deletionTimestamp:
             continue
         if namespace is not None and p.metadata.namespace != namespace:
             continue
-        ctx = PodContext(snap, p)
+        ctx = PodContext(snap, p, memo)
         if ctx.gpu_requests or any(catalog.is_gpu_resource(r) or "gpu" in r for r in ctx.device_requests) \
                 or getattr(p.spec, "resourceClaims", None):
             out.append(p)
@@ -29,15 +31,14 @@ def pending_gpu_pods(snap: Snapshot, namespace: Optional[str]) -> list:
 
 
 def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, Any], int]:
-    from ..checks.pending import SHARE_ACROSS_OWNERS
     from ..engine import diagnose_pod
 
-    snap.fit_cache[SHARE_ACROSS_OWNERS] = True
+    memo = Memo(share_across_owners=True)   # pods with the same constraints share one fit, whoever owns them
     groups: dict[str, dict[str, Any]] = {}
     checks: dict[str, dict[str, str]] = {}
     worst = 0
-    for p in pending_gpu_pods(snap, namespace):
-        d = diagnose_pod(snap, p.metadata.namespace or "default", p.metadata.name, pod=p, include_nodes=False)
+    for p in pending_gpu_pods(snap, namespace, memo):
+        d = diagnose_pod(snap, p.metadata.namespace or "default", p.metadata.name, pod=p, include_nodes=False, memo=memo)
         top = next((f for f in d.findings if f.severity != Severity.INFO), d.findings[0] if d.findings else None)
         code = top.code if top else ("inconclusive" if d.verdict == "inconclusive" else "none")
         g = groups.get(code)
@@ -48,7 +49,7 @@ def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, 
                 "pods": [], "fixes": [fx.to_dict() for fx in top.fixes] if top else [],
                 "runbook": f"gpuctl runbook {code}" if top else None,
             }
-        age = PodContext(snap, p).age_seconds
+        age = PodContext(snap, p, memo).age_seconds
         g["pods"].append({"namespace": p.metadata.namespace, "name": p.metadata.name,
                           "pendingSeconds": int(age) if age is not None else None,
                           "verdict": d.verdict, "summary": top.summary if top else None})

@@ -1,0 +1,90 @@
+"""``diagnose pod``: the pod's checks, its runtime state, the fit matrix and the
+verdict, as one Diagnosis."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..checks.context import PodContext, human_age
+from ..checks.memo import Memo
+from ..findings import CheckResult, Diagnosis, Severity, Status
+from ..model.objects import Pod
+from ..model.snapshot import Snapshot
+from .ranking import merge, verdict_for
+from .run import broken_checks, data_results, pod_checks_reading, run_checks
+from .targets import find_pod
+
+
+def pod_target(ctx: PodContext) -> dict[str, Any]:
+    pod = ctx.pod
+    ordered = sorted(ctx.device_requests.items(), key=lambda kv: (kv[0] not in ctx.gpu_requests, kv[0]))
+    req = {r: (int(q) if q == int(q) else q) for r, q in ordered}
+    age = ctx.age_seconds
+    return {
+        "kind": "Pod", "namespace": ctx.ns, "name": ctx.name, "phase": pod.phase,
+        "node": pod.spec.nodeName or None, "requests": req,
+        "age": human_age(age) if age is not None else None,
+        "owner": next((f"{o.kind}/{o.name}" for o in pod.metadata.ownerReferences), None),
+    }
+
+
+def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] = None,
+                 include_nodes: bool = True, memo: Optional[Memo] = None) -> Diagnosis:
+    pod = pod or find_pod(snap, namespace, name)
+    ctx = PodContext(snap, pod, memo)
+    broken = broken_checks(snap.problems_of("Pod", pod.metadata.namespace, pod.metadata.name), pod_checks_reading)
+    findings, results = run_checks(ctx, "pod", broken)
+    explained = any(f.severity != Severity.INFO or f.code == "scheduling-in-progress" for f in findings)
+    if ctx.bound and "containers-running" in broken:
+        results.append(CheckResult("containers-running", Status.ERROR, broken["containers-running"]))
+    elif ctx.bound:
+        results.append(_runtime_state(ctx, explained))
+    elif ctx.pending_unbound and not explained:
+        age = ctx.age_seconds
+        results.append(CheckResult("cause-identified", Status.SKIPPED,
+                                   f"the pod has been Pending for {human_age(age)} and no check identified why; "
+                                   "look at its events and at the scheduler's logs", essential=True))
+    data_results(snap, results)
+    ranked = merge(findings)
+    verdict = verdict_for(ranked, results, ctx.bound)
+    nodes = []
+    if include_nodes and ctx.pending_unbound and snap.nodes and not any(
+            r.name == "node-fit" and (r.status == Status.SKIPPED or (r.status == Status.ERROR and not ctx.uncertain_nodes)
+                                      or r.name in broken) for r in results):
+        try:
+            nodes = [f.to_dict(ctx.device_requests) for f in sorted(ctx.fits, key=lambda f: (not f.fits, len(f.reasons), f.name))]
+        except Exception:
+            nodes = []
+    notes = []
+    if verdict == "inconclusive":
+        notes.append("The verdict is inconclusive: see the skipped checks for what could not be read or decided; "
+                     "the findings show what the rest supports.")
+    return Diagnosis(target=pod_target(ctx), verdict=verdict, findings=ranked, checks=results, nodes=nodes, notes=notes)
+
+
+
+
+def _runtime_state(ctx: PodContext, explained: bool) -> CheckResult:
+    """Bound pods: healthy only when every container runs and is ready; a pod that
+    is not, and that no check explained, makes the verdict inconclusive."""
+    pod = ctx.pod
+    statuses = pod.status.containerStatuses
+    if pod.phase == "Running" and statuses and all(cs.ready for cs in statuses):
+        return CheckResult("containers-running", Status.PASSED, f"{len(statuses)} container(s) running and ready")
+    if pod.phase == "Succeeded":
+        return CheckResult("containers-running", Status.PASSED, "the pod completed successfully")
+    states = []
+    for cs in statuses:
+        st = cs.state
+        if st and st.waiting:
+            states.append(f"{cs.name}: waiting {st.waiting.reason or ''}")
+        elif st and st.terminated:
+            states.append(f"{cs.name}: terminated {st.terminated.reason or ''} exit {st.terminated.exitCode}")
+        elif not cs.ready:
+            states.append(f"{cs.name}: not ready (restarts {cs.restartCount})")
+    detail = f"bound to {pod.spec.nodeName}, {pod.phase}; {'; '.join(states) or 'no container status'}"
+    if explained:
+        return CheckResult("containers-running", Status.FAILED, detail)
+    young = (ctx.age_seconds or 0) < 60 and pod.phase == "Pending"
+    return CheckResult("containers-running", Status.PASSED if young else Status.SKIPPED,
+                       detail + ("; just started" if young else "; no check identified why"), essential=not young)
