@@ -5,8 +5,10 @@ declares, with :func:`check`:
   every code of the catalogue has exactly one such check, a runbook and a scenario);
 * ``also``: codes decided elsewhere that it may also report, seen from another
   target or another source (the scheduler's own words, a container's log);
-* ``needs``: the data sets it reads (keys of ``Snapshot.gaps``): a missing one makes
-  it ``skipped``, and a test proves the collectors fetch them all;
+* ``needs``: the data sets it cannot decide without (keys of ``Snapshot.gaps``): a
+  missing one makes it ``skipped``; ``reads``: the others it reads when present.
+  A test proves the live collector of each command fetches (or records a gap for)
+  every data set its checks read, and that ``snapshot save`` keeps them;
 * ``target``: ``pod``, ``node`` or ``workload``; ``essential``: the verdict depends on it.
 
 Checks are listed, in order, in ``gpuctl/checks/registry.py``; the engine runs them
@@ -30,6 +32,7 @@ class CheckSpec:
     target: str       # "pod" | "node" | "workload"
     codes: tuple[str, ...] = ()
     also: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()   # every data set it reads, its needs included
 
     @property
     def where(self) -> str:
@@ -59,12 +62,14 @@ class DataUnavailable(Exception):
 
 
 def check(name: str, *, codes: Iterable[str] = (), also: Iterable[str] = (), needs: tuple[str, ...] = (),
-          applies: Callable[[Any], bool] | None = None, essential: bool = False, target: str = "pod"):
+          reads: tuple[str, ...] = (), applies: Callable[[Any], bool] | None = None, essential: bool = False,
+          target: str = "pod"):
     """Declare a check: the function keeps working as itself and carries its
     :class:`CheckSpec` as ``fn.spec`` for the registry."""
     def declare(fn: Callable[[Any], Iterable[Finding]]):
         fn.spec = CheckSpec(name, fn, tuple(needs), applies or (lambda ctx: True), essential, target,  # type: ignore[attr-defined]
-                            tuple(codes), tuple(c for c in also if c not in tuple(codes)))
+                            tuple(codes), tuple(c for c in also if c not in tuple(codes)),
+                            tuple(dict.fromkeys((*needs, *reads))))
         return fn
 
     return declare

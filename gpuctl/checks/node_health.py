@@ -15,7 +15,7 @@ from ..findings import Finding, Fix, Severity
 from ..knowledge import catalog
 from ..model.objects import Node, Pod
 from ..model.requests import pod_requests
-from ..model.snapshot import DEVICE_PLUGINS, PODS, Snapshot
+from ..model.snapshot import DEVICE_PLUGINS, EVENTS, LOGS, METRICS, PENDING_PODS, PODS, POOL, Snapshot
 from .base import DataUnavailable, Note, check
 from .memo import Memo
 from .device_plugin import NodePlugin, device_plugin_state, pod_problems
@@ -101,7 +101,7 @@ def node_ready(ctx: NodeContext) -> Iterable[Finding]:
         yield Note(f"Ready since {ready.lastTransitionTime}" if getattr(ready, "lastTransitionTime", None) else "Ready")
 
 
-@check("gpu-count", target="node", codes=["gpu-count-mismatch"], applies=_gpu_node, essential=True)
+@check("gpu-count", target="node", codes=["gpu-count-mismatch"], reads=(LOGS, METRICS), applies=_gpu_node, essential=True)
 def gpu_count(ctx: NodeContext) -> Iterable[Finding]:
     """A node advertising fewer GPUs than its SKU, GFD count (times sharing
     replicas) or identical nodes say it has: a GPU fell off the bus or a driver
@@ -159,7 +159,8 @@ def _mig_shortfall(ctx: NodeContext, short: list) -> Finding:
                    [restart, f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi -L"])])
 
 
-@check("gpu-allocatable", target="node", codes=["gpu-unhealthy"], also=["xid-error"], applies=_gpu_node, essential=True)
+@check("gpu-allocatable", target="node", codes=["gpu-unhealthy"], also=["xid-error"],
+       reads=(DEVICE_PLUGINS, LOGS, METRICS), applies=_gpu_node, essential=True)
 def gpu_allocatable(ctx: NodeContext) -> Iterable[Finding]:
     """capacity > allocatable on a GPU resource: the device plugin marked devices
     unhealthy (it keeps them so until it restarts)."""
@@ -187,7 +188,7 @@ def gpu_allocatable(ctx: NodeContext) -> Iterable[Finding]:
                                      [f"kubectl describe node {ctx.name}"])])
 
 
-@check("device-plugin", target="node", also=["device-plugin-not-running", "nvml-init-failed"], needs=(DEVICE_PLUGINS,), applies=_gpu_node, essential=True)
+@check("device-plugin", target="node", also=["device-plugin-not-running", "nvml-init-failed"], needs=(DEVICE_PLUGINS,), reads=(LOGS,), applies=_gpu_node, essential=True)
 def device_plugin(ctx: NodeContext) -> Iterable[Finding]:
     """The node's device-plugin pod: missing, not Ready, crash-looping, stuck in
     toolkit validation, or unable to initialise NVML."""
@@ -260,7 +261,7 @@ def operands(ctx: NodeContext) -> Iterable[Finding]:
                           fixes=[Fix("Read the failing operand's log", [f"kubectl get pods -A -o wide --field-selector spec.nodeName={ctx.name}"])])
 
 
-@check("xid", target="node", codes=["xid-error"], applies=_gpu_node)
+@check("xid", target="node", codes=["xid-error"], reads=(LOGS, METRICS, EVENTS), applies=_gpu_node)
 def xid(ctx: NodeContext) -> Iterable[Finding]:
     """Xid errors, each with its catalog meaning and the action it calls for."""
     from ..knowledge.gpu_health import xid_info
@@ -294,7 +295,7 @@ def xid(ctx: NodeContext) -> Iterable[Finding]:
                               f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi -q -d ECC,ROW_REMAPPER"])])
 
 
-@check("ecc", target="node", codes=["ecc-uncorrectable"], applies=_gpu_node)
+@check("ecc", target="node", codes=["ecc-uncorrectable"], reads=(LOGS, METRICS), applies=_gpu_node)
 def ecc(ctx: NodeContext) -> Iterable[Finding]:
     """Uncorrectable ECC errors, pending page retirement or row remapping, or a
     row-remapping failure."""
@@ -307,7 +308,7 @@ def ecc(ctx: NodeContext) -> Iterable[Finding]:
                                   f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi -r"])])
 
 
-@check("driver-drift", target="node", applies=_gpu_node)
+@check("driver-drift", target="node", reads=(POOL,), applies=_gpu_node)
 def driver_drift(ctx: NodeContext) -> Iterable[Finding]:
     """The node's driver against its pool (same instance type or GPU product):
     reported in the check's detail; a lagging node runs fewer images."""
@@ -400,7 +401,7 @@ def _pending_scope(snap: Snapshot) -> Optional[str]:
     return None
 
 
-@check("cordon", target="node", also=["node-unschedulable"], applies=lambda ctx: bool(ctx.node.spec.unschedulable))
+@check("cordon", target="node", also=["node-unschedulable"], reads=(EVENTS, PENDING_PODS), applies=lambda ctx: bool(ctx.node.spec.unschedulable))
 def cordon(ctx: NodeContext) -> Iterable[Finding]:
     """A cordoned GPU node: who cordoned it and when, if the cluster says, and the
     Pending GPU pods that would run on it once uncordoned."""

@@ -23,7 +23,7 @@ from ..findings import Finding, Fix, Severity
 from ..model.matching import STATE_TAINTS, taint_text
 from ..model.quantity import format_quantity
 from ..model.requests import pod_requests
-from ..model.snapshot import DEVICE_PLUGINS, NODES, PODS
+from ..model.snapshot import DEVICE_PLUGINS, EVENTS, NODES, PODS
 from .base import Partial, check
 from .context import NodeFit, PodContext, is_mig, twin_of
 from .fixes import (add_toleration_ops, change_commands, container_index, crash_log_command, edit_commands, esc, kubectl as _kubectl,
@@ -337,7 +337,7 @@ def _fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
 # ------------------------------------------------------------------ checks
 
 
-@check("scheduler-verdict", also=SCHEDULER_WORDS, applies=_pending)
+@check("scheduler-verdict", also=SCHEDULER_WORDS, reads=(EVENTS,), applies=_pending)
 def scheduler_verdict(ctx: PodContext) -> Iterable[Finding]:
     """What the scheduler said. Decides alone only the causes current state cannot
     show; when the nodes cannot be read, everything the events support."""
@@ -372,7 +372,7 @@ def _requested_text(ctx: PodContext, r: str) -> str:
 
 
 @check("node-fit", codes=NODE_FIT_CODES, also=["gpu-unhealthy", "preemption-in-progress"], needs=(NODES, PODS),
-       applies=_pending, essential=True)
+       reads=(EVENTS, DEVICE_PLUGINS), applies=_pending, essential=True)
 def node_fit(ctx: PodContext) -> Iterable[Finding]:
     """Every node against the pod, from current state: which resource nobody
     advertises, shortage vs fragmentation, and the constraints that keep the pod

@@ -10,7 +10,7 @@ from typing import Any, Iterable, Optional
 
 from ..findings import Finding, Fix
 from ..knowledge.messages import load_yaml
-from ..model.snapshot import DRA, EVENTS, PVCS, QUEUES
+from ..model.snapshot import DRA, EVENTS, PODS, PVCS, QUEUES
 from .base import check
 from .context import PodContext, human_age
 from .fixes import change_commands, workload_ref
@@ -59,7 +59,7 @@ def _conditions(obj: Any) -> list[dict]:
     return [c for c in conds or [] if isinstance(c, dict)]
 
 
-@check("queue-admission", codes=["queue-not-admitted"], applies=_pending)
+@check("queue-admission", codes=["queue-not-admitted"], reads=(EVENTS, QUEUES), applies=_pending)
 def queue_admission(ctx: PodContext) -> Iterable[Finding]:
     """Scheduling gates, Kueue workloads not admitted and Volcano gangs not ready:
     a queue holds the pod, so no node-level fix will help until it admits it."""
@@ -119,7 +119,8 @@ def queue_admission(ctx: PodContext) -> Iterable[Finding]:
 # ------------------------------------------------------------------ scheduler
 
 
-@check("scheduler-activity", codes=["scheduler-not-found", "scheduling-in-progress"], applies=_pending)
+@check("scheduler-activity", codes=["scheduler-not-found", "scheduling-in-progress"], reads=(EVENTS,),
+       applies=_pending)
 def scheduler_activity(ctx: PodContext) -> Iterable[Finding]:
     """A pod no scheduler has looked at: new (wait) or named a scheduler that does
     not run (it will wait forever)."""
@@ -155,7 +156,7 @@ def scheduler_activity(ctx: PodContext) -> Iterable[Finding]:
                   unblocks=len(ctx.snap.nodes), fixes=fixes)
 
 
-@check("preemption", codes=["preemption-in-progress"], applies=_pending)
+@check("preemption", codes=["preemption-in-progress"], reads=(EVENTS, PODS), applies=_pending)
 def preemption(ctx: PodContext) -> Iterable[Finding]:
     """The scheduler nominated a node and is waiting for preempted pods to leave."""
     node = ctx.pod.status.nominatedNodeName
@@ -175,7 +176,7 @@ def preemption(ctx: PodContext) -> Iterable[Finding]:
 # ------------------------------------------------------------------ volumes
 
 
-@check("volumes", codes=["volume-binding"], needs=(PVCS,), applies=lambda ctx: ctx.pending_unbound and any(
+@check("volumes", codes=["volume-binding"], needs=(PVCS,), reads=(EVENTS,), applies=lambda ctx: ctx.pending_unbound and any(
     v.persistentVolumeClaim for v in ctx.pod.spec.volumes))
 def volumes(ctx: PodContext) -> Iterable[Finding]:
     """PersistentVolumeClaims the pod needs that are missing, being deleted, or
@@ -233,7 +234,7 @@ def _requests(claim: Any) -> list[tuple[str, str, int]]:
     return out
 
 
-@check("dra-claims", codes=["dra-claim-unallocatable"], needs=(DRA,), applies=lambda ctx: ctx.pending_unbound and bool(ctx.pod.spec.resourceClaims))
+@check("dra-claims", codes=["dra-claim-unallocatable"], needs=(DRA,), reads=(EVENTS,), applies=lambda ctx: ctx.pending_unbound and bool(ctx.pod.spec.resourceClaims))
 def dra_claims(ctx: PodContext) -> Iterable[Finding]:
     """Dynamic Resource Allocation: each ResourceClaim the pod needs must exist,
     name an existing DeviceClass, and find free devices in the ResourceSlices."""

@@ -13,6 +13,7 @@ from typing import Iterable, Optional
 
 from ..findings import Finding, Fix, Severity
 from ..knowledge.runtime import codes_in
+from ..model.snapshot import DEVICE_PLUGINS, EVENTS, LOGS, METRICS, NODES, RUNTIMECLASSES
 from .base import DataUnavailable, check
 from .context import PodContext
 from .device_plugin import device_plugin_state
@@ -78,7 +79,7 @@ def _node_ref(ctx: PodContext) -> str:
 # ------------------------------------------------------------------ admission
 
 
-@check("device-admission", codes=["unexpected-admission-error"], applies=_bound)
+@check("device-admission", codes=["unexpected-admission-error"], reads=(EVENTS,), applies=_bound)
 def device_admission(ctx: PodContext) -> Iterable[Finding]:
     """UnexpectedAdmissionError: the kubelet's device manager could not allocate
     the pod's GPUs (unregistered resource after a restart, unhealthy devices, a
@@ -110,7 +111,7 @@ def device_admission(ctx: PodContext) -> Iterable[Finding]:
 
 
 @check("container-start", codes=["nvidia-runtime-error"], also=["driver-cuda-mismatch", "runtime-class-missing"],
-       applies=_bound)
+       reads=(EVENTS,), applies=_bound)
 def container_start(ctx: PodContext) -> Iterable[Finding]:
     """The container could not start: the NVIDIA runtime hook failed
     (nvidia-container-cli), the image's CUDA requirement is above the driver, or
@@ -139,7 +140,7 @@ def container_start(ctx: PodContext) -> Iterable[Finding]:
         yield Finding(code, summary, evidence=evidence, nodes=[node], root_cause=True, disruption=2, fixes=fixes)
 
 
-@check("runtime-class", codes=["runtime-class-missing"], applies=lambda ctx: bool(ctx.pod.spec.runtimeClassName))
+@check("runtime-class", codes=["runtime-class-missing"], reads=(RUNTIMECLASSES,), applies=lambda ctx: bool(ctx.pod.spec.runtimeClassName))
 def runtime_class(ctx: PodContext) -> Iterable[Finding]:
     """The pod names a RuntimeClass the cluster does not have."""
     name = ctx.pod.spec.runtimeClassName
@@ -168,7 +169,7 @@ def _runtime_class_fix(ctx: PodContext, name: str) -> Fix:
 # ------------------------------------------------------------------ non-GPU causes
 
 
-@check("image-pull", codes=["image-pull-failed"], applies=_bound)
+@check("image-pull", codes=["image-pull-failed"], reads=(EVENTS,), applies=_bound)
 def image_pull(ctx: PodContext) -> Iterable[Finding]:
     """The image cannot be pulled: not a GPU problem, and said so."""
     waiting = [(cs.name, cs.state.waiting) for cs in [*ctx.pod.status.initContainerStatuses, *ctx.pod.status.containerStatuses]
@@ -187,7 +188,7 @@ def image_pull(ctx: PodContext) -> Iterable[Finding]:
                               f"kubectl -n {ctx.ns} get pod {ctx.name} -o jsonpath='{{.spec.imagePullSecrets}}'"])])
 
 
-@check("host-oom", codes=["container-oom-killed"], applies=_bound)
+@check("host-oom", codes=["container-oom-killed"], reads=(EVENTS,), applies=_bound)
 def host_oom(ctx: PodContext) -> Iterable[Finding]:
     """OOMKilled: the container exceeded its host-memory limit (exit 137), not GPU memory."""
     for cs in ctx.pod.status.containerStatuses:
@@ -238,7 +239,7 @@ def _sharing(ctx: PodContext) -> Optional[str]:
 
 
 @check("container-logs", codes=["gpu-not-requested", "gpu-memory-exhausted", "container-lost-gpu-access"],
-       also=[*codes_in("log"), "nvidia-runtime-error"], applies=_bound)
+       also=[*codes_in("log"), "nvidia-runtime-error"], reads=(LOGS,), applies=_bound)
 def container_logs(ctx: PodContext) -> Iterable[Finding]:
     """CUDA, NVML and framework signatures in the container's logs (current and
     previous): no GPU visible, CUDA out of memory, NVML lost, driver too old,
@@ -304,7 +305,7 @@ def container_logs(ctx: PodContext) -> Iterable[Finding]:
                       severity=severity_override if code == "gpu-memory-exhausted" else None)
 
 
-@check("crash-loop", codes=["crash-loop"], applies=_bound)
+@check("crash-loop", codes=["crash-loop"], reads=(LOGS, EVENTS), applies=_bound)
 def crash_loop(ctx: PodContext) -> Iterable[Finding]:
     """A container keeps exiting and nothing more specific explains it: show its
     exit code and last log lines."""
@@ -363,7 +364,7 @@ def _gpu_pod(ctx: PodContext) -> bool:
     return bool(ctx.gpu_requests) and ctx.pod.phase not in ("Succeeded", "Failed") and not ctx.pod.metadata.deletionTimestamp
 
 
-@check("driver-cuda", codes=["driver-cuda-mismatch"], applies=_gpu_pod)
+@check("driver-cuda", codes=["driver-cuda-mismatch"], reads=(NODES, EVENTS, LOGS), applies=_gpu_pod)
 def driver_cuda(ctx: PodContext) -> Iterable[Finding]:
     """The CUDA version the image needs (NVIDIA_REQUIRE_CUDA/CUDA_VERSION, or the
     image tag) against the driver of the node it runs on, or of the nodes it may
@@ -504,7 +505,8 @@ def _failing_gpu_pod(ctx: PodContext) -> bool:
     return not healthy
 
 
-@check("node-gpu-health", also=["xid-error", "gpu-unhealthy", "ecc-uncorrectable"], applies=_failing_gpu_pod)
+@check("node-gpu-health", also=["xid-error", "gpu-unhealthy", "ecc-uncorrectable"],
+       reads=(DEVICE_PLUGINS, LOGS, METRICS), applies=_failing_gpu_pod)
 def node_gpu_health(ctx: PodContext) -> Iterable[Finding]:
     """Xid and ECC evidence on the failing pod's node: the GPU, not the app, may be at fault."""
     from ..knowledge.gpu_health import xid_info

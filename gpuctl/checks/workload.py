@@ -12,7 +12,7 @@ from ..findings import Finding, Fix
 from ..model.objects import GenericObject
 from ..model.quantity import parse_quantity
 from ..model.requests import pod_requests
-from ..model.snapshot import QUOTAS, Snapshot
+from ..model.snapshot import EVENTS, QUOTAS, Snapshot
 from .base import check
 from .context import human_age
 from .memo import Memo
@@ -49,7 +49,8 @@ class WorkloadContext:
         return self.obj.metadata.name
 
 
-@check("workload-events", target="workload", codes=["quota-exceeded"], also=["runtime-class-missing", "queue-not-admitted"])
+@check("workload-events", target="workload", codes=["quota-exceeded"], also=["runtime-class-missing", "queue-not-admitted"],
+       reads=(EVENTS, QUOTAS))
 def workload_events(ctx: WorkloadContext) -> Iterable[Finding]:
     """Quota that refused the pods (FailedCreate, or no room left for one), a
     RuntimeClass that does not exist, a suspended (not admitted) workload."""

@@ -927,10 +927,28 @@ def _wants_log(pod: dict[str, Any]) -> bool:
         return True
     for cs in status.get("containerStatuses") or []:
         if cs.get("restartCount", 0) > 0 or (cs.get("state") or {}).get("waiting"):
-            limits = {}
-            for c in (pod.get("spec") or {}).get("containers") or []:
-                limits.update(((c.get("resources") or {}).get("limits") or {}))
-            return any("gpu" in k or k.startswith("nvidia.com/") for k in limits)
+            return _gpu_workload(pod)
+    return False
+
+
+def _gpu_workload(pod: dict[str, Any]) -> bool:
+    """Requests GPUs, or is a CUDA workload that may be running without them (a
+    CUDA image, NVIDIA_*/CUDA_* env, a GPU toleration): its crash log is where
+    "No CUDA GPUs are available" shows a GPU that was never requested."""
+    from ..knowledge.cuda import required_cuda
+
+    spec = pod.get("spec") or {}
+    if any("gpu" in str(t.get("key", "")) for t in spec.get("tolerations") or [] if isinstance(t, dict)):
+        return True
+    for c in spec.get("containers") or []:
+        if not isinstance(c, dict):
+            continue
+        limits = (c.get("resources") or {}).get("limits") or {}
+        if any("gpu" in k or k.startswith("nvidia.com/") for k in limits):
+            return True
+        env = {e.get("name"): e.get("value") for e in c.get("env") or [] if isinstance(e, dict)}
+        if any(str(k).startswith(("NVIDIA_", "CUDA_")) for k in env) or required_cuda(env, c.get("image")) is not None:
+            return True
     return False
 
 

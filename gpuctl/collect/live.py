@@ -43,11 +43,12 @@ def now() -> dt.datetime:
 class LiveCollector:
     def __init__(self, api: KubeAPI):
         self.api = api
-        self.snap = S.Snapshot(source="live", context=api.context_name, captured_at=now())
+        self.snap = S.Snapshot(source="live", context=api.context_name, captured_at=now(), collected=set())
 
     # ------------------------------------------------------------ plumbing
     def _try(self, key: str, what: str, verb: str, resource: str, fn: Callable[[], Any],
              namespace: Optional[str] = None, group: str = "", missing_ok: bool = False) -> Any:
+        self.snap.collected.add(key)
         try:
             return fn()
         except ApiFailure as e:
@@ -61,6 +62,11 @@ class LiveCollector:
             if key not in self.snap.gaps:
                 self.snap.gaps[key] = gap_from(e, what, verb, resource, namespace, group)
             return None
+
+    def covered(self, *keys: str) -> None:
+        """These data sets were considered for the target: what it names of them is
+        fetched (or its gap recorded), and there may be none of it to read."""
+        self.snap.collected.update(keys)
 
     def _add_all(self, kind: str, items: Optional[list[Any]]) -> None:
         for it in items or []:
@@ -186,6 +192,7 @@ class LiveCollector:
         def is_device_plugin_pod(p: Pod) -> bool:
             return labels_mark_device_plugin(p.metadata.labels, p.metadata.namespace)
 
+        self.snap.collected.update((S.DEVICE_PLUGINS, S.LOGS) if log_nodes else (S.DEVICE_PLUGINS,))
         found: list[Pod] = []
         failure: Optional[ApiFailure] = None
         wanted_nodes = [n.metadata.name for n in gpu_nodes]
@@ -239,7 +246,7 @@ class LiveCollector:
             self.snap.add("PersistentVolumeClaim", pvc)
             sc_name = pvc.spec.storageClassName
             if sc_name and sc_name not in self.snap.storage_classes:
-                sc = self._try("storageclasses", f"get storageclass {sc_name}", "get", "storageclasses",
+                sc = self._try(S.STORAGECLASSES, f"get storageclass {sc_name}", "get", "storageclasses",
                                lambda: self.api.get(f"/apis/storage.k8s.io/v1/storageclasses/{path_segment(sc_name)}", "StorageClass"),
                                group="storage.k8s.io", missing_ok=True)
                 if sc is not None:
@@ -248,6 +255,7 @@ class LiveCollector:
     def generic(self, key: str, group: str, versions: tuple[str, ...], plural: str, kind: str,
                 ns: Optional[str] = None, name: Optional[str] = None) -> None:
         """A CRD or optional API: tries each version; a 404 on all means not installed (no gap)."""
+        self.snap.collected.add(key)
         for v in versions:
             base = f"/apis/{group}/{v}" + (f"/namespaces/{path_segment(ns)}" if ns else "") + f"/{plural}"
             try:
@@ -268,6 +276,7 @@ class LiveCollector:
         PodGroup, DRA claims and their classes and slices. ``bulk``: PVCs and the
         queue objects' events were listed per namespace already (diagnose pending)."""
         c, ns = self, pod.metadata.namespace or "default"
+        c.covered(S.PVCS, S.QUEUES, S.DRA)
         claims = [v.persistentVolumeClaim.claimName for v in pod.spec.volumes if v.persistentVolumeClaim]
         if claims and not bulk:
             c.pvcs(ns, claims)
@@ -290,6 +299,7 @@ class LiveCollector:
 
     def container_logs(self, pod: Pod, tail_lines: int = 200) -> None:
         """The pod's own logs, current and (after a restart) previous, bounded."""
+        self.snap.collected.add(S.LOGS)
         ns = pod.metadata.namespace or "default"
         restarted = {cs.name for cs in pod.status.containerStatuses if cs.restartCount > 0}
         started = {cs.name for cs in pod.status.containerStatuses if cs.state and (cs.state.running or cs.state.terminated)}
@@ -315,6 +325,7 @@ class LiveCollector:
         exporter pod on the node through the API server's pod proxy."""
         from .metrics import MetricsUnavailable, dcgm_direct, dcgm_via_proxy, prometheus_query
 
+        self.snap.collected.add(S.METRICS)   # no exporter on the node: nothing to read, none missed
         try:
             if dcgm_url:
                 text = dcgm_direct(dcgm_url, self.api.timeout)
@@ -340,7 +351,7 @@ class LiveCollector:
         ns = pod.metadata.namespace or "default"
         for o in pod.metadata.ownerReferences:
             if o.kind == "ReplicaSet":
-                rs = self._try("owners", f"get replicaset {o.name}", "get", "replicasets",
+                rs = self._try(S.OWNERS, f"get replicaset {o.name}", "get", "replicasets",
                                lambda: self.api.get(f"/apis/apps/v1/namespaces/{path_segment(ns)}/replicasets/{path_segment(o.name)}", "ReplicaSet"),
                                namespace=ns, group="apps", missing_ok=True)
                 if rs is not None:
@@ -361,7 +372,7 @@ class LiveCollector:
         if not isinstance(match, dict) or not match:
             return
         selector = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
-        found = self._try("owners", f"list replicasets of deployment {name}", "list", "replicasets",
+        found = self._try(S.OWNERS, f"list replicasets of deployment {name}", "list", "replicasets",
                           lambda: self.api.list(f"/apis/apps/v1/namespaces/{path_segment(ns)}/replicasets", "ReplicaSet",
                                                 {"labelSelector": selector}),
                           namespace=ns, group="apps", missing_ok=True)
@@ -512,12 +523,14 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None,
     plugin_nodes = [n for n in gpu_nodes if n.metadata.name in troubled or n.metadata.name == pod.spec.nodeName]
     if plugin_nodes:
         c.device_plugins(plugin_nodes, log_nodes)
+    c.covered(S.DEVICE_PLUGINS)   # no node it may use has a troubled plugin: nothing to read
     c.quotas(ns)
     c.pod_extras(pod)
     if pod.spec.runtimeClassName:
         c.runtime_classes()
     if pod.spec.nodeName:
         c.container_logs(pod)   # bounded; a Running pod can still have lost its GPU
+    c.covered(S.LOGS, S.RUNTIMECLASSES)   # an unbound pod has no logs; one without runtimeClassName names none
     if bound_failing:
         if any(catalog.is_gpu_resource(r) for r in pod_requests(pod)):
             c.node_metrics(pod.spec.nodeName, dcgm_url, prometheus_url)
@@ -594,7 +607,7 @@ def collect_for_node(api: KubeAPI, name: str, dcgm_url: Optional[str] = None,
     labels = node.metadata.labels
     for key in ("node.kubernetes.io/instance-type", "nvidia.com/gpu.product"):
         if labels.get(key):
-            peers = c._try("pool", f"list nodes with {key}={labels[key]}", "list", "nodes",
+            peers = c._try(S.POOL, f"list nodes with {key}={labels[key]}", "list", "nodes",
                            lambda key=key: api.list("/api/v1/nodes", "Node", {"labelSelector": f"{key}={labels[key]}"}))
             for p in peers or []:
                 if p.metadata.name != name:
@@ -606,7 +619,7 @@ def collect_for_node(api: KubeAPI, name: str, dcgm_url: Optional[str] = None,
     c.device_plugins([node], [name])
     c.node_metrics(name, dcgm_url, prometheus_url)
     if node.spec.unschedulable:   # which Pending pods wait for it: one list, unbound Pending pods only
-        c._add_all("Pod", c._try("pending-pods", "list Pending pods", "list", "pods",
+        c._add_all("Pod", c._try(S.PENDING_PODS, "list Pending pods", "list", "pods",
                                  lambda: api.list("/api/v1/pods", "Pod", {"fieldSelector": "status.phase=Pending,spec.nodeName="})))
     return c.snap
 
@@ -633,7 +646,7 @@ def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Opt
     c._add_all("Node", items)
     say(f"reading Pending pods ({len(c.snap.nodes)} nodes)")
     pending_path = f"/api/v1/namespaces/{path_segment(namespace)}/pods" if namespace and for_pending else "/api/v1/pods"
-    pending = c._try("pending-pods", "list Pending pods", "list", "pods",
+    pending = c._try(S.PENDING_PODS, "list Pending pods", "list", "pods",
                      lambda: api.list(pending_path, "Pod", {"fieldSelector": "status.phase=Pending,spec.nodeName="}),
                      namespace=namespace if for_pending else None)
     c._add_all("Pod", pending)
@@ -669,7 +682,7 @@ def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Opt
                                                        "persistentvolumeclaims",
                                                        lambda ns=ns: api.list(f"/api/v1/namespaces/{path_segment(ns)}/persistentvolumeclaims",
                                                                               "PersistentVolumeClaim"), namespace=ns))
-        c._add_all("StorageClass", c._try("storageclasses", "list storageclasses", "list", "storageclasses",
+        c._add_all("StorageClass", c._try(S.STORAGECLASSES, "list storageclasses", "list", "storageclasses",
                                           lambda: api.list("/apis/storage.k8s.io/v1/storageclasses", "StorageClass"),
                                           group="storage.k8s.io"))
     for kind in ("Workload", "PodGroup"):

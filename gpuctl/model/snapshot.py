@@ -28,8 +28,15 @@ PVCS = "persistentvolumeclaims"
 RUNTIMECLASSES = "runtimeclasses"
 QUEUES = "queues"
 DRA = "dra"
-LOGS = "logs"
+LOGS = "logs"             # container logs (the target's, the device plugin's)
 METRICS = "dcgm-metrics"
+POOL = "pool"              # the other nodes of a node's pool (diagnose node)
+PENDING_PODS = "pending-pods"   # unbound Pending pods (who waits for a cordoned node)
+OWNERS = "owners"          # a pod's owners (ReplicaSet, Deployment: rollbacks)
+STORAGECLASSES = "storageclasses"   # read with the PVCs that name one (part of PVCS)
+# Every data set a check may declare it reads (CheckSpec.reads).
+DATA_SETS = (NODES, PODS, EVENTS, QUOTAS, DEVICE_PLUGINS, PVCS, RUNTIMECLASSES, QUEUES, DRA, LOGS, METRICS, POOL,
+             PENDING_PODS, OWNERS)
 RUNTIMECLASSES_KEY = RUNTIMECLASSES
 
 
@@ -147,6 +154,10 @@ class Snapshot:
     namespaces: Optional[list[str]] = None
     # For a live run: the request that failed for logs, keyed "ns/pod/container".
     log_gaps: dict[str, Gap] = field(default_factory=dict)
+    # The data sets a live collector covered for its target: read, tried (a gap
+    # says why it failed), or found from the target that there is none of it to
+    # read (a pod with no PVC, no RuntimeClass). None for a file: it holds what it holds.
+    collected: Optional[set[str]] = None
     _event_index: Optional[tuple[int, dict[tuple[str, str], list[Event]]]] = field(default=None, repr=False)
     _problem_index: Optional[tuple[int, dict[tuple, list[Unreadable]]]] = field(default=None, repr=False)
 
