@@ -407,16 +407,34 @@ def _uncertain(ctx: PodContext) -> list[Partial]:
     return [Partial("; ".join(lines[:5]) + (f"; … {len(lines) - 5} more nodes" if len(lines) > 5 else ""))]
 
 
+class _FitRun:
+    """What the steps of node-fit share: the fit matrix, the scheduler's words by
+    code, the device requests, and the codes already emitted."""
+
+    def __init__(self, ctx: PodContext) -> None:
+        self.ctx = ctx
+        self.fits = ctx.fits
+        self.ev = event_codes(ctx)
+        self.devices = ctx.device_requests
+        self.emitted: set[str] = set()
+
+    def sole(self, code: str) -> list[NodeFit]:
+        """The nodes this code alone keeps the pod off."""
+        return [f for f in self.fits if f.reasons == [code]]
+
+
 def _node_fit(ctx: PodContext) -> Iterable[Finding]:
-    fits = ctx.fits
-    ev = event_codes(ctx)
-    devices = ctx.device_requests
-    emitted: set[str] = set()
+    s = _FitRun(ctx)
+    yield from _unadvertised(s)
+    yield from _plugin_down(s)
+    yield from _unhealthy(s)
+    yield from _shortage(s)
+    yield from _constraints(s)
 
-    def sole(code: str) -> list[NodeFit]:
-        return [f for f in fits if f.reasons == [code]]
 
-    # 1. Resources nobody advertises.
+def _unadvertised(s: _FitRun) -> Iterable[Finding]:
+    """Resources nobody advertises: a sharing twin, a MIG profile, or an unknown name."""
+    ctx, fits, ev, devices, emitted, sole = s.ctx, s.fits, s.ev, s.devices, s.emitted, s.sole
     for r, q in devices.items():
         if ctx.advertised.get(r):
             continue
@@ -468,7 +486,10 @@ def _node_fit(ctx: PodContext) -> Iterable[Finding]:
             disruption=DISRUPTION["unknown-resource-name"],
             fixes=_resource_name_fixes(ctx, r, close))
 
-    # 2. GPU nodes whose device plugin is down or cannot initialise NVML.
+
+def _plugin_down(s: _FitRun) -> Iterable[Finding]:
+    """GPU nodes whose device plugin is down or cannot initialise NVML."""
+    ctx, fits, ev, emitted, sole = s.ctx, s.fits, s.ev, s.emitted, s.sole
     for code in ("nvml-init-failed", "device-plugin-not-running"):
         nodes = [f for f in fits if code in f.reasons]
         if not nodes:
@@ -513,7 +534,10 @@ def _node_fit(ctx: PodContext) -> Iterable[Finding]:
         yield Finding(code, summary, evidence=evidence, nodes=_names(nodes), root_cause=True,
                       unblocks=len(sole(code)), disruption=DISRUPTION[code], fixes=fixes)
 
-    # 3. Unhealthy GPUs that make the difference.
+
+def _unhealthy(s: _FitRun) -> Iterable[Finding]:
+    """Unhealthy GPUs that make the difference."""
+    ctx, fits, emitted, sole = s.ctx, s.fits, s.emitted, s.sole
     unhealthy = [f for f in fits if "gpu-unhealthy" in f.reasons]
     if unhealthy:
         emitted.add("gpu-unhealthy")
@@ -534,7 +558,10 @@ def _node_fit(ctx: PodContext) -> Iterable[Finding]:
                         f"kubectl drain {unhealthy[0].name} --ignore-daemonsets --delete-emptydir-data"]
                        + ([f"kubectl -n {pod.metadata.namespace} delete pod {pod.metadata.name}   # after the GPU is healthy"] if pod else []))])
 
-    # 4. Shortage vs fragmentation, from the numbers.
+
+def _shortage(s: _FitRun) -> Iterable[Finding]:
+    """Shortage vs fragmentation, from the numbers."""
+    ctx, fits, ev, devices, emitted, sole = s.ctx, s.fits, s.ev, s.devices, s.emitted, s.sole
     for r, q in devices.items():
         advertisers = [f for f in fits if f.name in ctx.advertised_sets.get(r, ())]
         if not advertisers:
@@ -593,9 +620,12 @@ def _node_fit(ctx: PodContext) -> Iterable[Finding]:
         yield Finding(code, summary, evidence=evidence, nodes=_names(pool)[:20], root_cause=bool(eligible) and symptom is None,
                       unblocks=0, disruption=DISRUPTION.get(code, 4), symptom_of=symptom, fixes=fixes, severity=severity)
 
-    # 5. Constraints on the nodes that have room — only when no node takes the pod
-    # as it is (otherwise those constraints are not why it waits). A pod that asks
-    # for no GPU is never told to tolerate the taint that reserves GPU nodes.
+
+def _constraints(s: _FitRun) -> Iterable[Finding]:
+    """Constraints on the nodes that have room — only when no node takes the pod
+    as it is (otherwise those constraints are not why it waits). A pod that asks
+    for no GPU is never told to tolerate the taint that reserves GPU nodes."""
+    ctx, fits, ev, devices = s.ctx, s.fits, s.ev, s.devices
     if any(f.fits for f in fits):
         return
     roomy = [f for f in fits if f.candidate and (f.enough_devices or not devices)]

@@ -32,7 +32,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 import msgspec
 
@@ -730,7 +730,8 @@ def _write_node_file(work: Path, folder: str, node: Any, suffix: str, text: str,
 
 
 def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True, force: bool = False) -> SaveReport:
-    from .kube import ApiFailure, gap_from
+    """Every COLLECT list, the logs and DCGM metrics the checks read, into a bundle
+    staged next to ``dest`` and renamed into place only when complete."""
     from .live import now
 
     report = SaveReport(dest)
@@ -761,76 +762,9 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
             if kind == "Node" and _has_unhealthy_gpus(obj):
                 metrics_nodes.append(obj.get("metadata", {}).get("name", ""))
 
-        for stem, template, kind, namespaced in COLLECT:
-            group, resource = _resource_of(template)
-            scope = namespace if namespaced else None
-            path = template.format(ns=f"/namespaces/{scope}" if scope else "")
-            writer = _ListWriter(work / f"{stem}.json")
-            try:
-                try:
-                    for item in _raw_items(api, path):
-                        keep(item, kind, writer)
-                except ApiFailure as e:
-                    # A namespace-scoped role (a typical ML user): the cluster-wide list is
-                    # forbidden, the user's own namespace is not. Collect that, and say so.
-                    if not (e.reason == "forbidden" and namespaced and scope is None and writer.n == 0):
-                        raise
-                    if stem == "pods":   # the bundle's pods (where targets are looked up) are one namespace's
-                        report.namespaces = [fallback_ns]
-                        for key in CROSS_NAMESPACE:
-                            report.data_gaps.setdefault(key, gap_from(e, "list pods (cluster-wide)", "list", "pods"))
-                    scope = fallback_ns
-                    for item in _raw_items(api, template.format(ns=f"/namespaces/{fallback_ns}")):
-                        keep(item, kind, writer)
-                    report.gaps.append(f"{stem}: forbidden cluster-wide ({e.message}); collected namespace "
-                                       f"{fallback_ns} only")
-            except ApiFailure as e:
-                if e.reason != "not-found":
-                    report.gaps.append(f"{stem}: {e.reason} ({e.message})")
-                    where = f"in namespace {scope}" if scope else "cluster-wide"
-                    for key in FEEDS.get(stem, ()):
-                        report.data_gaps.setdefault(key, gap_from(e, f"list {stem} ({where})", "list", resource,
-                                                                  namespace=scope if scope else None, group=group))
-            finally:
-                writer.close()
-            if namespace and stem == "pods":
-                for key in CROSS_NAMESPACE:
-                    report.data_gaps.setdefault(key, S.Gap(
-                        "pods of other namespaces", "absent",
-                        f"the snapshot was saved with -n {namespace}: pods of other namespaces on the same nodes "
-                        f"(and device-plugin pods) were not collected"))
-            if writer.n == 0:
-                (work / f"{stem}.json").unlink()
-            else:
-                report.counts[kind if stem == kind.lower() + "s" else stem] = writer.n
-        for obj in log_candidates[:MAX_LOG_PODS]:
-            md, spec, status = obj.get("metadata", {}), obj.get("spec", {}), obj.get("status", {})
-            restarted = {cs.get("name") for cs in status.get("containerStatuses") or [] if cs.get("restartCount", 0) > 0}
-            for c in spec.get("containers") or []:
-                if not isinstance(c, dict):
-                    continue
-                # names become paths: a name the API server would never accept is not requested or written
-                why = _log_name_problem(md.get("namespace", ""), md.get("name", ""), c.get("name", ""))
-                if why:
-                    report.gaps.append(why)
-                    continue
-                for previous in (False, True):
-                    if previous and c.get("name") not in restarted:
-                        continue
-                    try:
-                        text = api.log_text(md.get("namespace", ""), md.get("name", ""), c.get("name", ""), previous,
-                                            tail_lines=LOG_TAIL_LINES)
-                    except ApiFailure as e:
-                        if not previous:
-                            key = f"{md.get('namespace')}/{md.get('name')}/{c.get('name')}"
-                            report.gaps.append(f"logs {key}: {e.reason}")
-                            if e.reason != "not-found":
-                                report.log_gaps[key] = gap_from(e, f"read log of {md.get('name')}/{c.get('name')}",
-                                                                "get", "pods/log", namespace=md.get("namespace"))
-                        continue
-                    if _write_log(work, md.get("namespace", ""), md.get("name", ""), c.get("name", ""), previous, text,
-                                  redact, report):
-                        report.logs += 1
+        for entry in COLLECT:
+            _save_list(api, work, entry, namespace, fallback_ns, keep, report)
+        _save_logs(api, work, log_candidates, redact, report)
         _save_metrics(api, work, list(dict.fromkeys(n for n in metrics_nodes if n in exporters))[:MAX_METRICS_NODES],
                       exporters, report)
         if not report.counts:
@@ -838,6 +772,91 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
         _write_meta(work, api.context_name, captured, redact, report)
         stage.finish()
     return report
+
+
+def _save_list(api: Any, work: Path, entry: tuple, namespace: Optional[str], fallback_ns: str,
+               keep: Callable[[dict[str, Any], str, "_ListWriter"], None], report: SaveReport) -> None:
+    """One COLLECT entry into STEM.json: cluster-wide, or the user's namespace when
+    only that is allowed (said in the report); a failure becomes the data sets' gaps."""
+    from .kube import ApiFailure, gap_from
+
+    stem, template, kind, namespaced = entry
+    group, resource = _resource_of(template)
+    scope = namespace if namespaced else None
+    path = template.format(ns=f"/namespaces/{scope}" if scope else "")
+    writer = _ListWriter(work / f"{stem}.json")
+    try:
+        try:
+            for item in _raw_items(api, path):
+                keep(item, kind, writer)
+        except ApiFailure as e:
+            # A namespace-scoped role (a typical ML user): the cluster-wide list is
+            # forbidden, the user's own namespace is not. Collect that, and say so.
+            if not (e.reason == "forbidden" and namespaced and scope is None and writer.n == 0):
+                raise
+            if stem == "pods":   # the bundle's pods (where targets are looked up) are one namespace's
+                report.namespaces = [fallback_ns]
+                for key in CROSS_NAMESPACE:
+                    report.data_gaps.setdefault(key, gap_from(e, "list pods (cluster-wide)", "list", "pods"))
+            scope = fallback_ns
+            for item in _raw_items(api, template.format(ns=f"/namespaces/{fallback_ns}")):
+                keep(item, kind, writer)
+            report.gaps.append(f"{stem}: forbidden cluster-wide ({e.message}); collected namespace "
+                               f"{fallback_ns} only")
+    except ApiFailure as e:
+        if e.reason != "not-found":
+            report.gaps.append(f"{stem}: {e.reason} ({e.message})")
+            where = f"in namespace {scope}" if scope else "cluster-wide"
+            for key in FEEDS.get(stem, ()):
+                report.data_gaps.setdefault(key, gap_from(e, f"list {stem} ({where})", "list", resource,
+                                                          namespace=scope if scope else None, group=group))
+    finally:
+        writer.close()
+    if namespace and stem == "pods":
+        for key in CROSS_NAMESPACE:
+            report.data_gaps.setdefault(key, S.Gap(
+                "pods of other namespaces", "absent",
+                f"the snapshot was saved with -n {namespace}: pods of other namespaces on the same nodes "
+                f"(and device-plugin pods) were not collected"))
+    if writer.n == 0:
+        (work / f"{stem}.json").unlink()
+    else:
+        report.counts[kind if stem == kind.lower() + "s" else stem] = writer.n
+
+
+def _save_logs(api: Any, work: Path, pods: list[dict[str, Any]], redact: bool, report: SaveReport) -> None:
+    """The logs of the pods whose logs the checks read (current, and previous after
+    a restart), bounded; names that would not be valid paths are not requested."""
+    from .kube import ApiFailure, gap_from
+
+    for obj in pods[:MAX_LOG_PODS]:
+        md, spec, status = obj.get("metadata", {}), obj.get("spec", {}), obj.get("status", {})
+        restarted = {cs.get("name") for cs in status.get("containerStatuses") or [] if cs.get("restartCount", 0) > 0}
+        for c in spec.get("containers") or []:
+            if not isinstance(c, dict):
+                continue
+            # names become paths: a name the API server would never accept is not requested or written
+            why = _log_name_problem(md.get("namespace", ""), md.get("name", ""), c.get("name", ""))
+            if why:
+                report.gaps.append(why)
+                continue
+            for previous in (False, True):
+                if previous and c.get("name") not in restarted:
+                    continue
+                try:
+                    text = api.log_text(md.get("namespace", ""), md.get("name", ""), c.get("name", ""), previous,
+                                        tail_lines=LOG_TAIL_LINES)
+                except ApiFailure as e:
+                    if not previous:
+                        key = f"{md.get('namespace')}/{md.get('name')}/{c.get('name')}"
+                        report.gaps.append(f"logs {key}: {e.reason}")
+                        if e.reason != "not-found":
+                            report.log_gaps[key] = gap_from(e, f"read log of {md.get('name')}/{c.get('name')}",
+                                                            "get", "pods/log", namespace=md.get("namespace"))
+                    continue
+                if _write_log(work, md.get("namespace", ""), md.get("name", ""), c.get("name", ""), previous, text,
+                              redact, report):
+                    report.logs += 1
 
 
 def _raw_items(api: Any, path: str) -> Iterator[dict[str, Any]]:

@@ -115,82 +115,92 @@ def parse_label_selector(text: str) -> list[_LabelRequirement]:
     tokens = _lex_labels(text or "")
     if not tokens:
         return []
-    pos = 0
-
-    def peek() -> tuple[str, str]:
-        return tokens[pos] if pos < len(tokens) else ("EOS", "")
-
-    def take() -> tuple[str, str]:
-        nonlocal pos
-        tok = peek()
-        pos += 1
-        return tok
-
-    def value_token(expected: str) -> str:
-        kind, lit = peek()
-        if kind in ("ID", "IN", "NOTIN"):  # keywords are plain values in value position
-            take()
-            return lit
-        raise SelectorError(f"found '{lit}', expected: {expected}")
-
+    parser = _LabelParser(tokens)
     reqs: list[_LabelRequirement] = []
     while True:
-        kind, lit = take()
-        if kind == "!":
-            key_kind, key = take()
-            if key_kind != "ID":
-                raise SelectorError(f"found '{key}', expected: identifier after '!'")
-            _validate_label_key(key)
-            reqs.append(_LabelRequirement(key, "!"))
-        elif kind == "ID":
-            key = lit
-            _validate_label_key(key)
-            op_kind, op = peek()
-            if op_kind in ("EOS", ","):
-                reqs.append(_LabelRequirement(key, "exists"))
-            elif op_kind == "OP" and op in ("=", "==", "!="):
-                take()
-                value = "" if peek()[0] in ("EOS", ",") else value_token("identifier")
-                _validate_label_value(value)
-                reqs.append(_LabelRequirement(key, "!=" if op == "!=" else "=", (value,)))
-            elif op_kind in ("IN", "NOTIN"):
-                take()
-                if take()[0] != "(":
-                    raise SelectorError(f"found '{peek()[1]}', expected: '('")
-                values: list[str] = []
-                while True:
-                    if peek()[0] == ")":
-                        take()
-                        break
-                    values.append(value_token("identifier"))
-                    sep = take()
-                    if sep[0] == ")":
-                        break
-                    if sep[0] != ",":
-                        raise SelectorError(f"found '{sep[1]}', expected: ',' or ')'")
-                if not values:
-                    raise SelectorError(
-                        "unable to parse requirement: values: Invalid value: []: "
-                        "for 'in', 'notin' operators, values set can't be empty"
-                    )
-                for v in values:
-                    _validate_label_value(v)
-                reqs.append(_LabelRequirement(key, op_kind.lower(), tuple(values)))
-            elif op_kind == "OP" and op in ("<", ">"):
-                take()
-                value = value_token("integer")
-                if not re.fullmatch(r"-?\d+", value):
-                    raise SelectorError(
-                        f"unable to parse requirement: values[0]: Invalid value: \"{value}\": "
-                        "for 'Gt', 'Lt' operators, the value must be an integer"
-                    )
-                reqs.append(_LabelRequirement(key, op, (value,)))
-            else:
-                raise SelectorError(f"found '{op}', expected: =, !=, ==, in, notin")
-        else:
-            raise SelectorError(f"found '{lit}', expected: !, identifier")
-        sep_kind, sep = take()
+        reqs.append(parser.requirement())
+        sep_kind, sep = parser.take()
         if sep_kind == "EOS":
             return reqs
         if sep_kind != ",":
             raise SelectorError(f"found '{sep}', expected: ',' or 'end of string'")
+
+
+class _LabelParser:
+    """apimachinery's labels.Parser over the lexer's tokens, one requirement at a time."""
+
+    def __init__(self, tokens: list[tuple[str, str]]) -> None:
+        self.tokens, self.pos = tokens, 0
+
+    def peek(self) -> tuple[str, str]:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else ("EOS", "")
+
+    def take(self) -> tuple[str, str]:
+        tok = self.peek()
+        self.pos += 1
+        return tok
+
+    def value_token(self, expected: str) -> str:
+        kind, lit = self.peek()
+        if kind in ("ID", "IN", "NOTIN"):  # keywords are plain values in value position
+            self.take()
+            return lit
+        raise SelectorError(f"found '{lit}', expected: {expected}")
+
+    def requirement(self) -> _LabelRequirement:
+        kind, lit = self.take()
+        if kind == "!":
+            key_kind, key = self.take()
+            if key_kind != "ID":
+                raise SelectorError(f"found '{key}', expected: identifier after '!'")
+            _validate_label_key(key)
+            return _LabelRequirement(key, "!")
+        if kind != "ID":
+            raise SelectorError(f"found '{lit}', expected: !, identifier")
+        key = lit
+        _validate_label_key(key)
+        op_kind, op = self.peek()
+        if op_kind in ("EOS", ","):
+            return _LabelRequirement(key, "exists")
+        if op_kind == "OP" and op in ("=", "==", "!="):
+            self.take()
+            value = "" if self.peek()[0] in ("EOS", ",") else self.value_token("identifier")
+            _validate_label_value(value)
+            return _LabelRequirement(key, "!=" if op == "!=" else "=", (value,))
+        if op_kind in ("IN", "NOTIN"):
+            self.take()
+            return _LabelRequirement(key, op_kind.lower(), self.value_set())
+        if op_kind == "OP" and op in ("<", ">"):
+            self.take()
+            value = self.value_token("integer")
+            if not re.fullmatch(r"-?\d+", value):
+                raise SelectorError(
+                    f"unable to parse requirement: values[0]: Invalid value: \"{value}\": "
+                    "for 'Gt', 'Lt' operators, the value must be an integer"
+                )
+            return _LabelRequirement(key, op, (value,))
+        raise SelectorError(f"found '{op}', expected: =, !=, ==, in, notin")
+
+    def value_set(self) -> tuple[str, ...]:
+        """``(a, b, c)`` after in/notin: never empty, each a valid label value."""
+        if self.take()[0] != "(":
+            raise SelectorError(f"found '{self.peek()[1]}', expected: '('")
+        values: list[str] = []
+        while True:
+            if self.peek()[0] == ")":
+                self.take()
+                break
+            values.append(self.value_token("identifier"))
+            sep = self.take()
+            if sep[0] == ")":
+                break
+            if sep[0] != ",":
+                raise SelectorError(f"found '{sep[1]}', expected: ',' or ')'")
+        if not values:
+            raise SelectorError(
+                "unable to parse requirement: values: Invalid value: []: "
+                "for 'in', 'notin' operators, values set can't be empty"
+            )
+        for v in values:
+            _validate_label_value(v)
+        return tuple(values)
