@@ -30,6 +30,17 @@ from typing import Any, Optional
 
 from .context import PodContext
 
+
+# How disruptive each code's fix is (0 least): the engine ranks root causes whose
+# fix alone lets the pod run least disruptive first (docs/runbooks/README.md).
+DISRUPTION = {
+    "unknown-resource-name": 0, "sharing-resource-mismatch": 0, "mig-profile-unavailable": 1,
+    "untolerated-taint": 1, "node-unschedulable": 1, "insufficient-cpu": 2, "insufficient-memory": 2,
+    "insufficient-resource": 2, "node-selector-mismatch": 2, "node-affinity-mismatch": 2,
+    "pod-topology-constraint": 2, "device-plugin-not-running": 2, "nvml-init-failed": 3,
+    "node-not-ready": 3, "gpu-unhealthy": 3, "gpu-fragmentation": 4, "insufficient-gpu": 4,
+}
+
 # What the apiserver's admission adds to every pod's tolerations (DefaultTolerationSeconds)
 # and, where enabled, for each extended resource requested (ExtendedResourceToleration):
 # they are in the pod but not in its controller's template.

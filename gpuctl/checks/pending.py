@@ -26,7 +26,7 @@ from ..model.requests import pod_requests
 from ..model.snapshot import DEVICE_PLUGINS, EVENTS, NODES, PODS
 from .base import Partial, check
 from .context import NodeFit, PodContext, is_mig, twin_of
-from .fixes import (add_toleration_ops, change_commands, container_index, crash_log_command, edit_commands, esc, kubectl as _kubectl,
+from .fixes import (DISRUPTION, add_toleration_ops, change_commands, container_index, crash_log_command, edit_commands, esc, kubectl as _kubectl,
                     rename_resource_ops, workload_ref)
 from .rollback import rollback_fix, rollback_for_resource, rollback_for_selector
 
@@ -42,13 +42,6 @@ NODE_FIT_CODES = PLACEMENT + NODE_RESOURCE + (
 # nodes cannot be read, or for causes the current state cannot show).
 SCHEDULER_WORDS = NODE_FIT_CODES + ("volume-binding", "dra-claim-unallocatable")
 # How disruptive each fix is (0 = correct a typo in the pod, 4 = wait or buy capacity).
-DISRUPTION = {
-    "unknown-resource-name": 0, "sharing-resource-mismatch": 0, "mig-profile-unavailable": 1,
-    "untolerated-taint": 1, "node-unschedulable": 1, "insufficient-cpu": 2, "insufficient-memory": 2,
-    "insufficient-resource": 2, "node-selector-mismatch": 2, "node-affinity-mismatch": 2,
-    "pod-topology-constraint": 2, "device-plugin-not-running": 2, "nvml-init-failed": 3,
-    "node-not-ready": 3, "gpu-unhealthy": 3, "gpu-fragmentation": 4, "insufficient-gpu": 4,
-}
 
 
 def _pending(ctx: PodContext) -> bool:

@@ -14,7 +14,7 @@ from ..model.snapshot import DRA, EVENTS, PODS, PVCS, QUEUES
 from .base import check
 from .context import PodContext, human_age
 from .fixes import change_commands, workload_ref
-from .pending import DISRUPTION
+from .fixes import DISRUPTION
 
 NEW_POD_GRACE_SECONDS = 60
 DEFAULT_SCHEDULER = "default-scheduler"
