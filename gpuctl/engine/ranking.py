@@ -28,7 +28,8 @@ def rank_key(f: Finding) -> tuple:
 
 
 def merge(findings: list[Finding]) -> list[Finding]:
-    """One finding per code: evidence and nodes united, the strongest ranking kept."""
+    """One finding per code: evidence and nodes united, the strongest ranking and the
+    highest severity kept."""
     by_code: dict[str, Finding] = {}
     for f in findings:
         have = by_code.get(f.code)
@@ -45,6 +46,8 @@ def merge(findings: list[Finding]) -> list[Finding]:
         if not first.fixes:
             first.fixes = second.fixes
         first.root_cause = first.root_cause or second.root_cause
+        if second.severity.weight < first.severity.weight:   # never lowered by a milder duplicate
+            first.severity = second.severity
         first.unblocks = max(first.unblocks, second.unblocks)
         by_code[f.code] = first
     return sorted(by_code.values(), key=rank_key)

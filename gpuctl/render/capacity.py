@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .safe import clean
-from .diagnosis import Para, command_lines, markdown_fences
+from .diagnosis import Para, StyledPara, command_lines, markdown_fences
 
 BAR_WIDTH = 10
 
@@ -45,7 +45,7 @@ def print_unreadable(doc: dict[str, Any], console: Console) -> None:
     console.print()
     console.print(Text(f"Could not be read fully ({len(lines)}); the report leaves these fields out:", style="bold yellow"))
     for line in lines:
-        console.print(Para(line, 2, 4, "yellow"))
+        console.print(Para(line, 2, 4, "yellow"), soft_wrap=True)
 
 
 def unreadable_markdown(doc: dict[str, Any]) -> list[str]:
@@ -97,9 +97,9 @@ def render_capacity(doc: dict[str, Any], console: Console, wide: bool = False) -
         one_sku = len(skus) == 1
         head = Text(f"{clean(pool['pool'])}" + (f" ({clean(skus[0])})" if one_sku and skus[0] != pool["pool"] else ""),
                     style="bold cyan")
-        head.append(f"  {pool['resource']}: {pool['allocated']}/{pool['allocatable']} allocated, {pool['free']} free"
+        head.append(f"  {clean(pool['resource'])}: {pool['allocated']}/{pool['allocatable']} allocated, {pool['free']} free"
                     f"{', ' + str(pool['unhealthy']) + ' unhealthy' if pool['unhealthy'] else ''} on {pool['nodes']} node(s)")
-        console.print(head)
+        console.print(StyledPara(head, 2), soft_wrap=True)
         table = Table(show_edge=False, pad_edge=False, box=None)
         sharing = any(r.get("replicas") for r in rows)
         columns = ["NODE"] + ([] if one_sku and not sharing else ["SKU"]) + ["USED", "ALLOC", "FREE", "STATE"]
@@ -117,26 +117,26 @@ def render_capacity(doc: dict[str, Any], console: Console, wide: bool = False) -
         if wide:   # one node at a time, wrapped between items: a label or taint is never split
             console.print(Text("  TAINTS and LABELS", style="bold"))
             for r in rows:
-                console.print(Para(r["node"], 2, 4))
-                console.print(Para("taints: " + (", ".join(r.get("taints") or []) or "-"), 4, 12, "dim"))
+                console.print(Para(r["node"], 2, 4), soft_wrap=True)
+                console.print(Para("taints: " + (", ".join(r.get("taints") or []) or "-"), 4, 12, "dim"), soft_wrap=True)
                 console.print(Para("labels: " + (", ".join(f"{k}={v}" for k, v in (r.get("labels") or {}).items()) or "-"),
-                                   4, 12, "dim"))
+                                   4, 12, "dim"), soft_wrap=True)
         frag = pool["fragmentation"]
         hist = ", ".join(f"{k} free: {v}" for k, v in frag["free_histogram"].items()) or "no usable node"
         line = Text(f"  largest free block {frag['largest_free_block']}; nodes by free GPUs: {hist}", style="dim")
         if frag.get("stranded"):
             line.append(f"; stranded {frag['stranded']} (below the {frag['request_basis']} of {frag['request_size']})", style="yellow")
-        console.print(line)
+        console.print(StyledPara(line, 4), soft_wrap=True)
         if frag.get("summary"):
-            console.print(Para(frag["summary"], 2, 4, "bold yellow"))
+            console.print(Para(frag["summary"], 2, 4, "bold yellow"), soft_wrap=True)
         if pool.get("consolidation_hint"):
-            console.print(Para(pool["consolidation_hint"], 2, 4, "italic"))
+            console.print(Para(pool["consolidation_hint"], 2, 4, "italic"), soft_wrap=True)
     console.print()
     totals = Table(title="Cluster totals", title_justify="left", show_edge=False, pad_edge=False, box=None)
     for col in ("RESOURCE", "NODES", "CAPACITY", "ALLOCATABLE", "ALLOCATED", "FREE", "UNHEALTHY"):
         totals.add_column(col)
     for t in doc["totals"]:
-        totals.add_row(t["resource"], str(t["nodes"]), str(t["capacity"]), str(t["allocatable"]), str(t["allocated"]),
+        totals.add_row(clean(t["resource"]), str(t["nodes"]), str(t["capacity"]), str(t["allocatable"]), str(t["allocated"]),
                        str(t["free"]), str(t["unhealthy"]))
     console.print(totals)
     print_unreadable(doc, console)
@@ -168,14 +168,14 @@ def capacity_markdown(doc: dict[str, Any]) -> str:
               "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for p in doc["pools"]:
         f = p["fragmentation"]
-        lines.append(f"| {_md(p['pool'])} | `{p['resource']}` | {p['nodes']} | {p['allocated']} / {p['allocatable']} | "
+        lines.append(f"| {_md(p['pool'])} | `{_md(p['resource'])}` | {p['nodes']} | {p['allocated']} / {p['allocatable']} | "
                      f"{p['free']} | {p['unhealthy']} | {f['largest_free_block']} | {f['stranded']} |")
     lines += ["", "| node | resource | sku | allocated / allocatable | free | state |", "| --- | --- | --- | --- | --- | --- |"]
     for r in doc["rows"]:
         state = ", ".join(s for s, on in (("NotReady", not r["ready"]), ("cordoned", not r["schedulable"]),
                                            (f"{r['unhealthy']} unhealthy", bool(r["unhealthy"])),
                                            ("partly unreadable", bool(r.get("unreadable")))) if on) or "ok"
-        lines.append(f"| {_md(r['node'])} | `{r['resource']}` | {_md(r['sku'] or '?')} | {_n(r['allocated'])} / {_n(r['allocatable'])} | "
+        lines.append(f"| {_md(r['node'])} | `{_md(r['resource'])}` | {_md(r['sku'] or '?')} | {_n(r['allocated'])} / {_n(r['allocatable'])} | "
                      f"{_n(r['free'])} | {state} |")
     lines += unreadable_markdown(doc)
     return "\n".join(lines) + "\n"
@@ -204,21 +204,21 @@ def render_pending(doc: dict[str, Any], console: Console, wide: bool = False) ->
         head = Text(f"{i}. {g['code']}", style="bold")
         head.append(f"  {len(g['pods'])} pod(s), waiting up to {_age(g['oldestPendingSeconds'])}", style="dim")
         console.print(head)
-        console.print(Para(g["summary"], 3))
+        console.print(Para(g["summary"], 3), soft_wrap=True)
         shown = g["pods"] if wide else g["pods"][:6]
         console.print(Para(", ".join(f"{p['namespace']}/{p['name']} ({_age(p['pendingSeconds'])})"
                                      for p in shown) + (f", … {len(g['pods']) - len(shown)} more" if len(g["pods"]) > len(shown) else ""),
-                           3, 3, "dim"))
+                           3, 3, "dim"), soft_wrap=True)
         for fx in g["fixes"][:1 if not wide else None]:
-            console.print(Para("Fix: " + fx["summary"], 3, 8))
+            console.print(Para("Fix: " + fx["summary"], 3, 8), soft_wrap=True)
             if fx.get("needsJudgement"):
-                console.print(Para(f"(needs judgement: {fx['needsJudgement']})", 6, 6, "dim"))
+                console.print(Para(f"(needs judgement: {fx['needsJudgement']})", 6, 6, "dim"), soft_wrap=True)
             for line in command_lines(fx, 6):
                 console.print(line, soft_wrap=True)
         if g.get("runbook"):
             console.print(Text(f"   Runbook: {g['runbook']}", style="dim"))
     for c in doc.get("checks") or []:
-        console.print(Para(f"{c['status']} {c['name']}: {c['detail']}", 2, 4, "yellow"))
+        console.print(Para(f"{c['status']} {c['name']}: {c['detail']}", 2, 4, "yellow"), soft_wrap=True)
     print_unreadable(doc, console)
 
 

@@ -83,18 +83,34 @@ class StyledPara:
         self.text, self.hang = text, hang
 
     def __rich_console__(self, console: Console, options):
-        width = max(options.max_width, self.hang + 20)
-        first, *rest = self.text.wrap(console, width, overflow="ignore") or [Text("")]
-        out = first.copy()
-        if rest:
-            tail = Text("").join(rest)
-            tail_lines = tail.wrap(console, width - self.hang, overflow="ignore") if len(rest) > 1 else rest
-            for ln in tail_lines:
-                out.append("\n" + " " * self.hang)
-                out.append_text(ln)
-        out.rstrip()
-        out.no_wrap, out.overflow = True, "ignore"
-        yield out
+        yield wrap_styled(self.text, max(options.max_width, self.hang + 20), self.hang)
+
+
+def wrap_styled(text: Text, width: int, hang: int) -> Text:
+    """Greedy word wrap of a styled Text: breaks only at spaces, a word longer than
+    the line stays whole on a line of its own, continuation lines start with
+    ``hang`` spaces, and no line ends in spaces. Styles follow their characters."""
+    import re
+
+    from rich.cells import cell_len
+
+    plain = text.plain
+    breaks: list[int] = []
+    col, limit = len(plain) - len(plain.lstrip(" ")), width
+    for m in re.finditer(r"\S+\s*", plain):
+        word = m.group().rstrip()
+        if col and col + cell_len(word) > limit:
+            breaks.append(m.start())
+            col, limit = 0, width - hang
+        col += cell_len(m.group())
+    out = Text()
+    for i, line in enumerate(text.divide(breaks)):
+        line.rstrip()
+        if i:
+            out.append("\n" + " " * hang)
+        out.append_text(line)
+    out.no_wrap, out.overflow = True, "ignore"
+    return out
 
 
 class _Header:
@@ -174,20 +190,20 @@ def _fit_table(nodes: list[dict[str, Any]]) -> Table:
 
 def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None:
     doc = d.to_dict()
-    console.print(_target_line(d))
+    console.print(_target_line(d), soft_wrap=True)
     pods = d.target.get("pods")
     if d.target.get("operands"):
-        console.print(Para("GPU stack: " + "; ".join(f"{k} {v}" for k, v in d.target["operands"].items()), 2, 4, "dim"))
+        console.print(Para("GPU stack: " + "; ".join(f"{k} {v}" for k, v in d.target["operands"].items()), 2, 4, "dim"), soft_wrap=True)
     pool = d.target.get("pool")
     if pool and len(pool.get("drivers") or {}) > 1:
-        console.print(Para(f"pool {pool['key']} drivers: " + ", ".join(f"{v} x{n}" for v, n in sorted(pool['drivers'].items())), 2, 4, "dim"))
+        console.print(Para(f"pool {pool['key']} drivers: " + ", ".join(f"{v} x{n}" for v, n in sorted(pool['drivers'].items())), 2, 4, "dim"), soft_wrap=True)
     if pods and d.target.get("kind") == "Node":
         console.print(Para("GPU pods: " + ", ".join(
             f"{p['namespace']}/{p['name']} ({p['phase']}, {sum(p['gpus'].values())} GPU)" for p in pods[:8])
-            + (f", … {len(pods) - 8} more" if len(pods) > 8 else ""), 2, 4, "dim"))
+            + (f", … {len(pods) - 8} more" if len(pods) > 8 else ""), 2, 4, "dim"), soft_wrap=True)
     elif pods:
         for p in pods:
-            console.print(Para(f"pod {p['name']}: {p['phase']}, {p['verdict']}" + (f" ({p['top']})" if p.get("top") else ""), 2, 4, "dim"))
+            console.print(Para(f"pod {p['name']}: {p['phase']}, {p['verdict']}" + (f" ({p['top']})" if p.get("top") else ""), 2, 4, "dim"), soft_wrap=True)
     console.print()
     findings = doc["findings"]
     if not findings:
@@ -197,7 +213,7 @@ def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None
         if i == 2:
             console.print(Text("Other findings, ranked:", style="bold underline"))
         for part in _finding_block(f, i, i == 1, wide):
-            console.print(part, soft_wrap=isinstance(part, Text))
+            console.print(part, soft_wrap=not isinstance(part, Table))
         console.print()
     if wide and doc["nodes"]:
         console.print(_fit_table(doc["nodes"]))
@@ -216,9 +232,9 @@ def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None
             line.append(" " + clean(c["name"]))
             if c["detail"]:
                 line.append(": " + clean(c["detail"]), style="dim")
-            console.print(StyledPara(line, 4))
+            console.print(StyledPara(line, 4), soft_wrap=True)
     for note in d.notes:
-        console.print(Para(note, 0, 2, "italic"))
+        console.print(Para(note, 0, 2, "italic"), soft_wrap=True)
 
 
 def _md(text: object) -> str:
@@ -244,8 +260,8 @@ def render_markdown(d: Diagnosis) -> str:
     doc = d.to_dict()
     t = doc["target"]
     out = [f"## gpuctl diagnosis: {t.get('kind', 'Pod').lower()} `{_md(t.get('namespace'))}/{_md(t.get('name'))}` — **{d.verdict}**", ""]
-    bits = [f"phase {t['phase']}" if t.get("phase") else "", f"node `{t['node']}`" if t.get("node") else "",
-            ("requests " + ", ".join(f"{v} `{k}`" for k, v in (t.get("requests") or {}).items())) if t.get("requests") else ""]
+    bits = [f"phase {_md(t['phase'])}" if t.get("phase") else "", f"node `{_md(t['node'])}`" if t.get("node") else "",
+            ("requests " + ", ".join(f"{_md(v)} `{_md(k)}`" for k, v in (t.get("requests") or {}).items())) if t.get("requests") else ""]
     if any(bits):
         out += ["- " + "; ".join(b for b in bits if b), ""]
     for i, f in enumerate(doc["findings"], 1):
