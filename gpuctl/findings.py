@@ -214,11 +214,8 @@ class Diagnosis:
 
     @property
     def exit_code(self) -> int:
-        if self.verdict == "inconclusive":
-            return 1
-        if any(f.severity in (Severity.BLOCKER, Severity.CRITICAL, Severity.WARNING) for f in self.findings):
-            return 1
-        return 0
+        """From the verdict (docs/exit-codes.md): 0 healthy, else 1."""
+        return 0 if self.verdict == "healthy" else 1
 
     def to_dict(self) -> dict[str, Any]:
         return {
