@@ -224,7 +224,7 @@ def test_diagnose_pod_prints_through_that_console(monkeypatch, capsys):
 
 # ---------------------------------------------------------------- render/diagnosis.py: exact text
 
-DIAGNOSIS_TABLE = """\
+DIAGNOSIS_HEAD = """\
  BLOCKED  pod ml-research/reward-7f9c-x2x9q
   Pending 18m; wants 4 nvidia.com/gpu
 
@@ -257,6 +257,9 @@ Other findings, ranked:
    Evidence:
      • the pod requests 4 nvidia.com/gpu
      • free nvidia.com/gpu per node: gpu-a100-1=2, gpu-a100-2=1
+"""
+
+DIAGNOSIS_TABLE = DIAGNOSIS_HEAD + """\
    Fix:
      1. Wait for running GPU jobs to finish, lower the request, or add GPU nodes
         to the pool
@@ -272,39 +275,7 @@ def test_diagnosis_table_exact():
     assert printed(R_diagnosis.render_diagnosis, small_diagnosis()) == DIAGNOSIS_TABLE
 
 
-DIAGNOSIS_WIDE = """\
- BLOCKED  pod ml-research/reward-7f9c-x2x9q
-  Pending 18m; wants 4 nvidia.com/gpu
-
-Root cause: untolerated-taint (blocker)
-   2 nodes with enough free GPUs carry a taint the pod does not tolerate; fixing
-   this alone frees 2 nodes
-   Evidence:
-     • node/gpu-a100-3 taint dedicated=ml-team:NoSchedule
-     • node/gpu-a100-4 taint dedicated=ml-team:NoSchedule
-     • scheduler (PodScheduled condition): 2 of 4 nodes: node(s) had untolerated
-       taint(s)
-   Fix:
-     1. If the pod belongs on these nodes, tolerate dedicated=ml-team:NoSchedule
-        in deployment/reward's pod spec
-        kubectl -n ml-research patch deployment/reward --type=json -p '[{"op":"add","path":"/spec/template/spec/tolerations","value":[{"key":"dedicated","operator":"Equal","value":"ml-team","effect":"NoSchedule"}]}]'
-        YAML for the manifest:
-          tolerations:
-          - key: "dedicated"
-            operator: "Equal"
-            value: "ml-team"
-            effect: "NoSchedule"
-     2. Or, if the taint is stale, remove it from the node(s)
-        kubectl taint nodes gpu-a100-3 dedicated=ml-team:NoSchedule-
-        kubectl taint nodes gpu-a100-4 dedicated=ml-team:NoSchedule-
-   Runbook: gpuctl runbook untolerated-taint
-
-Other findings, ranked:
-2. insufficient-gpu (blocker)
-   Only 3 nvidia.com/gpu free on the 2 nodes the pod may use; it needs 4
-   Evidence:
-     • the pod requests 4 nvidia.com/gpu
-     • free nvidia.com/gpu per node: gpu-a100-1=2, gpu-a100-2=1
+DIAGNOSIS_WIDE = DIAGNOSIS_HEAD + """\
      • scheduler (PodScheduled condition): 2 of 4 nodes: Insufficient
        nvidia.com/gpu
    Fix:
@@ -511,14 +482,8 @@ def test_capacity_table_exact():
     assert printed(R_capacity.render_capacity, small_capacity()) == CAPACITY_TABLE
 
 
-CAPACITY_WIDE = """\
-GPU capacity by pool (pool label: gpu-type)
-
-a100 (a100-sxm4-80gb)  nvidia.com/gpu: 14/24 allocated, 2 free on 3 node(s)
-NODE        USED        ALLOC  FREE  STATE
-gpu-a100-1  ██████████  8/8    0     ok
-gpu-a100-2  ████████░░  6/8    2     cordoned
-gpu-a100-3  ??????????  ?/8    ?     NotReady
+# -o wide adds each node's taints and labels after the node table
+CAPACITY_WIDE = CAPACITY_TABLE.replace("NotReady\n", """NotReady
   TAINTS and LABELS
   gpu-a100-1
     taints: -
@@ -529,18 +494,7 @@ gpu-a100-3  ??????????  ?/8    ?     NotReady
   gpu-a100-3
     taints: -
     labels: gpu-type=a100
-  largest free block 2; nodes by free GPUs: 0 free: 1, 2 free: 1
-  hint: moving ml-research/hpo-trial-01 (2) to gpu-a100-2 would free 8
-    nvidia.com/gpu on gpu-a100-1 for a Pending 8-GPU pod (by GPU count; check
-    the moved pods' own constraints)
-
-Cluster totals
-RESOURCE        NODES  CAPACITY  ALLOCATABLE  ALLOCATED  FREE  UNHEALTHY
-nvidia.com/gpu  3      24        24           14         2     0
-
-Could not be read fully (1); the report leaves these fields out:
-  Node gpu-a100-3: status.allocatable: 'abc' is not a quantity
-"""
+""", 1)
 
 
 def test_capacity_wide_exact():
@@ -621,25 +575,12 @@ def test_pending_table_exact():
     assert printed(R_capacity.render_pending, small_pending()) == PENDING_TABLE
 
 
-PENDING_WIDE = """\
-3 Pending GPU pod(s) in ml-research, by cause
-
-1. untolerated-taint  2 pod(s), waiting up to 18m
-   2 pods: 2 nodes with enough free GPUs carry a taint the pods do not tolerate
-   ml-research/train-a-0 (18m), ml-research/train-b-0 (5m)
-   Fix: Remove the stale taint from the node(s)
-      kubectl taint nodes gpu-a100-3 dedicated=ml-team:NoSchedule-
+# -o wide shows every fix of a group, not only the first
+PENDING_WIDE = PENDING_TABLE.replace("NoSchedule-\n", """NoSchedule-
    Fix: Or tolerate it
       (needs judgement: opens an editor: make the change its comment names)
       kubectl -n ml-research edit job/train-a
-   Runbook: gpuctl runbook untolerated-taint
-
-2. scheduling-in-progress  1 pod(s), waiting up to 20s
-   The pod is new; the scheduler has not reported yet
-   ml-research/eval-0 (20s)
-   Runbook: gpuctl runbook scheduling-in-progress
-  skipped read events: list events in ml-research: timeout
-"""
+""", 1)
 
 
 def test_pending_wide_exact():
