@@ -1,8 +1,9 @@
 """Serve a synthetic (or saved) cluster over the Kubernetes API, in its own process.
 
-The server (``gpuctl.apiserver.SnapshotAPIServer``) runs in a child process so its
-CPU time does not share the client's interpreter (GIL) or its RSS figures: on a
-2-core machine the server gets one core and the measured client the other.
+The server (the tests' ``SnapshotAPIServer``, tests/support/kubeapi.py) runs in a
+child process so its CPU time does not share the client's interpreter (GIL) or its
+RSS figures: on a 2-core machine the server gets one core and the measured client
+the other.
 
 As a command (prints ``READY <json>`` on stdout once serving, then serves until
 SIGINT/SIGTERM or until its stdin closes)::
@@ -88,7 +89,8 @@ def _serve(args: argparse.Namespace) -> int:
                     yield msgspec.json.decode(part.pop())
         objects = drain()
     t1 = time.perf_counter()
-    from gpuctl.apiserver.server import SnapshotAPIServer
+    sys.path.insert(0, str(ROOT / "tests"))    # the tests' API server (tests/support/kubeapi.py): auth, request counts
+    from support.kubeapi import SnapshotAPIServer
 
     server = SnapshotAPIServer(objects, logs=logs, token=None if args.no_auth else TOKEN, page_size_cap=args.page_size_cap)
     del objects

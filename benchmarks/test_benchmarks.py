@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import floor, synth  # noqa: E402
-from gpuctl.apiserver import SnapshotAPIServer  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests"))   # the tests' API server: tests/support/kubeapi.py
+from support.kubeapi import SnapshotAPIServer  # noqa: E402
 
 NODES, PODS = 40, 1200
 

@@ -12,7 +12,7 @@ from typing import Optional
 
 import pytest
 
-from gpuctl.apiserver import SnapshotAPIServer
+from support.kubeapi import SnapshotAPIServer
 from gpuctl.cli.app import main
 from gpuctl.collect.files import iter_raw_objects, raw_logs, raw_metrics
 

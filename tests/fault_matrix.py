@@ -208,7 +208,7 @@ class Run:
 
 def run_command(cmd: Command, fault: Optional[FaultSpec] = None, endpoint: Optional[str] = None,
                 page_size_cap: Optional[int] = None, hard_timeout: float = 120.0) -> Run:
-    from gpuctl.apiserver import Fault, SnapshotAPIServer
+    from support.kubeapi import Fault, SnapshotAPIServer
 
     objects, logs, metrics, now = _snapshot_data(cmd.snapshot)
     srv = SnapshotAPIServer(list(objects), logs=logs, metrics=metrics, page_size_cap=page_size_cap)

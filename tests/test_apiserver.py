@@ -19,7 +19,7 @@ import pytest
 import urllib3
 from kubernetes.client.rest import ApiException
 
-from gpuctl.apiserver import Fault, SnapshotAPIServer
+from support.kubeapi import Fault, SnapshotAPIServer
 
 TOKEN = "test-token"
 FAILED_SCHEDULING = (

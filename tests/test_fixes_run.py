@@ -34,8 +34,7 @@ from pathlib import Path
 import pytest
 
 from conftest import argv_of, captured_at, expected_of, raw_logs, raw_metrics, scenario_dirs, snapshot_of
-from gpuctl.apiserver import SnapshotAPIServer
-from gpuctl.apiserver.server import json_patch
+from support.kubeapi import SnapshotAPIServer, json_patch
 from gpuctl.collect.files import iter_raw_objects
 from gpuctl.findings import _judgement_of
 

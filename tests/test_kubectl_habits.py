@@ -20,8 +20,7 @@ import time
 import pytest
 
 from conftest import ROOT, SCENARIOS, snapshot_of
-from gpuctl.apiserver import SnapshotAPIServer
-from gpuctl.apiserver.server import Fault
+from support.kubeapi import Fault, SnapshotAPIServer
 from gpuctl.cli.app import COMMAND_PATHS, command_options, kubectl_argv
 from gpuctl.collect.files import iter_raw_objects
 

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from conftest import ROOT
-from gpuctl.apiserver import Fault
+from support.kubeapi import Fault
 from gpuctl.knowledge import catalog
 from gpuctl.model.objects import Node
 from gpuctl.reports.labels import DEFAULT_INCLUDED, plan_node, resolve_keys
@@ -104,7 +104,7 @@ def test_dry_run_apply_idempotence_and_server_dry_run(cli, serve):
 
 def test_overwrite_needed_to_change_and_403_names_the_rule(cli, serve, tmp_path):
     from gpuctl.collect.files import iter_raw_objects
-    from gpuctl.apiserver import SnapshotAPIServer
+    from support.kubeapi import SnapshotAPIServer
 
     objs = list(iter_raw_objects(DEMO))
     target = next(o for o in objs if o["kind"] == "Node" and "gpu-type" in o["metadata"].get("labels", {}))
@@ -144,7 +144,7 @@ def test_unknown_node_exit_1_and_snapshot_refuses_apply(cli, tmp_path):
 
 
 def test_probes_from_pods_fresh_own_node_only(cli, tmp_path, monkeypatch):
-    from gpuctl.apiserver import SnapshotAPIServer
+    from support.kubeapi import SnapshotAPIServer
     from gpuctl.collect.files import iter_raw_objects
 
     objs = list(iter_raw_objects(DEMO))

@@ -7,7 +7,7 @@ import json
 import socket
 
 from conftest import SCENARIOS, snapshot_of
-from gpuctl.apiserver import Fault, SnapshotAPIServer
+from support.kubeapi import Fault, SnapshotAPIServer
 
 TAINT = SCENARIOS / "untolerated-taint"
 

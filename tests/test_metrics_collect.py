@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuctl.apiserver import SnapshotAPIServer
+from support.kubeapi import SnapshotAPIServer
 from gpuctl.collect import metrics as M
 from gpuctl.collect.files import iter_raw_objects, raw_logs, raw_metrics
 from gpuctl.collect.kube import ApiFailure, KubeAPI, gap_from

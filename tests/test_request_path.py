@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import ROOT, SCENARIOS, snapshot_of
-from gpuctl.apiserver import Fault, SnapshotAPIServer
+from support.kubeapi import Fault, SnapshotAPIServer
 from gpuctl.collect.files import iter_raw_objects
 
 DEMO = ROOT / "examples" / "demo-cluster"

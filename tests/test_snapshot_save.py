@@ -7,7 +7,7 @@ import json
 import tarfile
 
 from conftest import SCENARIOS, snapshot_of
-from gpuctl.apiserver import SnapshotAPIServer
+from support.kubeapi import SnapshotAPIServer
 from gpuctl.collect.files import iter_raw_objects, raw_logs
 
 TAINT = SCENARIOS / "untolerated-taint"

@@ -16,8 +16,7 @@ import time
 import pytest
 
 from conftest import ROOT, SCENARIOS, snapshot_of
-from gpuctl.apiserver import SnapshotAPIServer
-from gpuctl.apiserver.server import Fault
+from support.kubeapi import Fault, SnapshotAPIServer
 from gpuctl.collect.files import iter_raw_objects, raw_logs, raw_metrics
 
 TAINT = SCENARIOS / "untolerated-taint"

@@ -1,12 +1,12 @@
-"""A local, Kubernetes-API-compatible HTTP server that serves a snapshot.
+"""The read-only, Kubernetes-API-compatible HTTP server behind ``gpuctl snapshot serve``.
 
-The real ``kubernetes`` Python client (or kubectl) talks to it over real HTTP
-with a real kubeconfig, so gpuctl's collectors can be tested end to end without
-patching the client, and a captured snapshot can be served back
-(``gpuctl snapshot serve``). See :mod:`gpuctl.apiserver.server` for what is
-emulated and how closely.
+It serves a snapshot's objects, pod logs and DCGM metrics on 127.0.0.1 so kubectl,
+k9s or gpuctl can browse a cluster as it was; every write verb answers 405. See
+:mod:`gpuctl.apiserver.server` for what is served and how closely. gpuctl's tests
+extend it (auth, RBAC, faults, request recording, write emulation) in
+``tests/support/kubeapi.py``, outside the installed package.
 """
 
-from gpuctl.apiserver.server import Fault, RequestRecord, SnapshotAPIServer
+from gpuctl.apiserver.server import ReadOnlyAPIServer, status_body
 
-__all__ = ["Fault", "RequestRecord", "SnapshotAPIServer"]
+__all__ = ["ReadOnlyAPIServer", "status_body"]

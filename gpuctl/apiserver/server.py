@@ -1,11 +1,15 @@
-"""A local HTTP server that serves a snapshot the way kube-apiserver would.
+"""The read-only Kubernetes API server behind ``gpuctl snapshot serve``.
 
-gpuctl's tests (and ``python -m benchmarks.serve``) point the *real* ``kubernetes``
-Python client at this server through a real kubeconfig, over real HTTP. Nothing
-in the client is patched, so anything the client does with a real cluster
-(paging, selectors, error decoding, gzip, retries in urllib3) happens here too.
+It serves a snapshot's objects (whatever ``--snapshot`` reads) on 127.0.0.1 so that
+kubectl, k9s, the ``kubernetes`` Python client or gpuctl itself can browse a cluster
+as it was when the snapshot was taken. Nothing is written: every write verb (POST,
+PUT, PATCH, DELETE) answers 405 with a ``Status`` saying the served snapshot is
+read-only, and discovery advertises only ``get``, ``list`` and ``watch``. The one
+POST answered is an access review (SelfSubjectAccessReview/RulesReview, JSON or
+kubectl's protobuf), which allows exactly those verbs: ``kubectl auth can-i`` and
+k9s ask before they act.
 
-What is emulated, and why it matters for a diagnostic tool:
+What is served, as kube-apiserver serves it:
 
 * Routing exactly like kube-apiserver's ``RequestInfoFactory``: core
   ``/api/v1/...``, group ``/apis/<group>/<version>/...``, namespaced and
@@ -13,28 +17,27 @@ What is emulated, and why it matters for a diagnostic tool:
   and the ``pods/proxy`` subresource in front of an emulated DCGM exporter
   (``metrics``: node -> Prometheus text), with the apiserver's proxy errors.
   A group/version or resource that is not served answers the same generic 404
-  a real server gives for a CRD that is not installed, so "is Kueue installed?"
-  code paths are exercised.
-* Authentication (bearer token, 401) and authorization (RBAC-like deny and
-  allow rules, 403 with the apiserver's exact sentence), because a diagnosis
-  run under a namespaced service account must degrade, not crash.
+  a real server gives for a CRD that is not installed.
+* Discovery (``/api``, ``/apis``, group/versions with short names), ``/version``,
+  the health endpoints, and just enough OpenAPI v3 for kubectl.
 * ``labelSelector`` with the full set-based grammar, and ``fieldSelector``
   validated per kind with the *same* accepted labels and the same 400 text a
   real server returns - a selector that works here works on a cluster.
-* Chunked lists (``limit``/``continue``), an optional server-side page cap so
-  callers must follow ``continue``, and 410 "Expired" for compacted tokens.
-* PATCH (merge, strategic merge approximated as merge with its `$patch: replace`
-  directive honoured, JSON patch), DELETE, POST (create: a Job's selector generated
-  as the apiserver does), PUT; a Job's template and a pod's spec immutable (422),
-  ``dryRun=All``, resourceVersion preconditions (409).
-* Fault injection (HTTP statuses incl. 429 + Retry-After, connection resets,
-  hangs, truncated JSON, 410) to test retry and degradation paths.
+* Chunked lists (``limit``/``continue``, 410 "Expired" for compacted tokens), an
+  optional server-side page cap, and a minimal WATCH (current objects, then the
+  stream stays open for ``timeoutSeconds``).
+* Server-side printing (``Table``) of pods, nodes, events and namespaces, so
+  ``kubectl get`` shows the columns it shows on a cluster (tables.py).
 
-It is stdlib-only on purpose and must not import ``kubernetes``: the point is
-to test the client, so the server must not share code with it. The one module it
-shares with gpuctl is the label-selector grammar (gpuctl/model/selectors.py), which
-gpuctl uses only to filter a snapshot's nodes offline; live, selectors go to the
-server as text.
+It is stdlib-only on purpose and must not import ``kubernetes`` (gpuctl's tests
+point the real client at it, so it must not share code with the client), nor
+gpuctl's checks, engine, reports, rendering or commands: the one module it shares
+with gpuctl is the label-selector grammar (gpuctl/model/selectors.py).
+
+gpuctl's tests extend this class with what only tests need (bearer-token auth,
+RBAC emulation, fault injection, request recording, and the write verbs emulated
+with dryRun, preconditions and immutability): ``tests/support/kubeapi.py``, which
+is not part of the installed package.
 """
 
 from __future__ import annotations
@@ -46,10 +49,8 @@ import gzip
 import hashlib
 import ipaddress
 import json
-import os
 import re
 import socket
-import struct
 import threading
 import uuid
 from collections import OrderedDict
@@ -58,10 +59,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import parse_qs, unquote, urlsplit
 
-__all__ = ["Fault", "RequestRecord", "SnapshotAPIServer"]
+__all__ = ["ReadOnlyAPIServer", "status_body"]
 
-DEFAULT_USER = "system:serviceaccount:ml:trainer"
 DEFAULT_VERSION = "v1.31.0"
+HOST = "127.0.0.1"          # never anything else: a snapshot is served to this machine only
+READ_METHODS = ("GET", "HEAD")
+READ_VERBS = ("get", "list", "watch")
+WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
+_REVIEWS = {"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews": "SelfSubjectAccessReview",
+            "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews": "SelfSubjectRulesReview"}
+READ_ONLY_MESSAGE = "the served snapshot is read-only (gpuctl snapshot serve)"
+
 
 # ---------------------------------------------------------------------------
 # Resource catalogue: kind -> plural / scope / group, as the real API serves it.
@@ -264,6 +272,7 @@ class _Catalog:
 # Label selectors (k8s.io/apimachinery/pkg/labels grammar) live in gpuctl/model/selectors.py:
 # stdlib-only, shared with gpuctl's offline `-l`, never with the kubernetes client.
 from ..model.selectors import SelectorError, _LabelRequirement, parse_label_selector  # noqa: E402,F401
+from . import tables  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -520,147 +529,6 @@ def _field_value(res: _Resource, obj: Mapping[str, Any], label: str) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Patches: RFC 7386 merge patch and RFC 6902 JSON patch.
-# ---------------------------------------------------------------------------
-
-
-class _PatchError(Exception):
-    """A patch that cannot be applied (answered 422 like the apiserver does)."""
-
-
-def merge_patch(target: Any, patch: Any, strategic: bool = False) -> Any:
-    """RFC 7386 JSON merge patch; ``null`` deletes a key. ``strategic``: a map marked
-    ``{"$replaced": value}`` by _strategic_replace replaces the target's."""
-    if strategic and isinstance(patch, dict) and set(patch) == {_REPLACED}:
-        return copy.deepcopy(patch[_REPLACED])
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value, strategic)
-    return result
-
-
-_REPLACED = "$replaced"
-
-
-def _strategic_replace(patch: Any) -> Any:
-    """A strategic merge patch as a merge patch: a map with the ``$patch: replace``
-    directive (what ``kubectl rollout undo`` sends for the pod template) is marked to
-    replace the target's instead of merging into it; other directives are dropped
-    (lists are replaced, not merged by key: the approximation this server makes)."""
-    if not isinstance(patch, dict):
-        return _strip_directives(patch)
-    if patch.get("$patch") == "replace":
-        return {_REPLACED: _strip_directives(patch)}
-    return {k: _strategic_replace(v) for k, v in patch.items() if not k.startswith("$")}
-
-
-def _strip_directives(patch: Any) -> Any:
-    """Drop strategic-merge directives ($patch, $retainKeys, $setElementOrder/...)."""
-    if isinstance(patch, dict):
-        return {k: _strip_directives(v) for k, v in patch.items() if not k.startswith("$")}
-    if isinstance(patch, list):
-        return [_strip_directives(v) for v in patch]
-    return patch
-
-
-def _pointer(path: str) -> list[str]:
-    if path == "":
-        return []
-    if not path.startswith("/"):
-        raise _PatchError(f"JSON pointer {path!r} must start with '/'")
-    return [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
-
-
-def _walk(doc: Any, tokens: list[str], op: str, path: str) -> Any:
-    cur = doc
-    for tok in tokens:
-        if isinstance(cur, dict) and tok in cur:
-            cur = cur[tok]
-        elif isinstance(cur, list) and tok.isdigit() and int(tok) < len(cur):
-            cur = cur[int(tok)]
-        else:
-            raise _PatchError(f"{op} operation does not apply: doc is missing path: {path}: missing value")
-    return cur
-
-
-def _list_index(container: list, tok: str, op: str, path: str, allow_end: bool) -> int:
-    if tok == "-" and allow_end:
-        return len(container)
-    if not tok.isdigit():
-        raise _PatchError(f"{op} operation does not apply: invalid array index {tok!r} in {path}")
-    idx = int(tok)
-    if idx > len(container) or (idx == len(container) and not allow_end):
-        raise _PatchError(f"{op} operation does not apply: array index out of bounds: {path}")
-    return idx
-
-
-def _add(doc: Any, path: str, value: Any, op: str = "add") -> Any:
-    tokens = _pointer(path)
-    if not tokens:
-        return copy.deepcopy(value)
-    parent = _walk(doc, tokens[:-1], op, path)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        parent[last] = copy.deepcopy(value)
-    elif isinstance(parent, list):
-        parent.insert(_list_index(parent, last, op, path, allow_end=True), copy.deepcopy(value))
-    else:
-        raise _PatchError(f"{op} operation does not apply: doc is missing path: {path}: missing value")
-    return doc
-
-
-def _remove(doc: Any, path: str, op: str = "remove") -> tuple[Any, Any]:
-    tokens = _pointer(path)
-    if not tokens:
-        raise _PatchError(f"{op} operation does not apply: cannot remove the document root")
-    parent = _walk(doc, tokens[:-1], op, path)
-    last = tokens[-1]
-    if isinstance(parent, dict) and last in parent:
-        return doc, parent.pop(last)
-    if isinstance(parent, list):
-        return doc, parent.pop(_list_index(parent, last, op, path, allow_end=False))
-    raise _PatchError(f"{op} operation does not apply: doc is missing path: {path}: missing value")
-
-
-def json_patch(doc: Any, ops: Any) -> Any:
-    """RFC 6902 JSON patch: add, remove, replace, test, move, copy."""
-    if not isinstance(ops, list):
-        raise ValueError("json patch must be a JSON array of operations")
-    doc = copy.deepcopy(doc)
-    for op in ops:
-        if not isinstance(op, dict) or "op" not in op or "path" not in op:
-            raise ValueError(f"invalid JSON patch operation: {json.dumps(op)}")
-        kind, path = op["op"], op["path"]
-        if kind == "add":
-            doc = _add(doc, path, op.get("value"))
-        elif kind == "remove":
-            doc, _ = _remove(doc, path)
-        elif kind == "replace":
-            _walk(doc, _pointer(path), "replace", path)
-            if _pointer(path):
-                doc, _ = _remove(doc, path, "replace")
-            doc = _add(doc, path, op.get("value"), "replace")
-        elif kind == "test":
-            if _walk(doc, _pointer(path), "test", path) != op.get("value"):
-                raise _PatchError(f"testing value {path} failed: test failed")
-        elif kind in ("move", "copy"):
-            src = op.get("from", "")
-            if kind == "move":
-                doc, value = _remove(doc, src, "move")
-            else:
-                value = _walk(doc, _pointer(src), "copy", src)
-            doc = _add(doc, path, value, kind)
-        else:
-            raise ValueError(f"Unexpected kind: {kind}")
-    return doc
-
-
-# ---------------------------------------------------------------------------
 # Status bodies, exactly as metav1.Status is serialized by the apiserver.
 # ---------------------------------------------------------------------------
 
@@ -669,18 +537,12 @@ _REASONS = {
     406: "NotAcceptable", 409: "Conflict", 410: "Expired", 415: "UnsupportedMediaType", 422: "Invalid",
     429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout",
 }
-_DEFAULT_MESSAGES = {
-    429: "Too many requests, please try again later.",
-    500: "Internal error occurred: injected fault",
-    503: "the server is currently unable to handle the request",
-    504: "Timeout: request did not complete within the allotted timeout",
-}
 _NOT_FOUND = "the server could not find the requested resource"
 # k8s.io/apiserver/pkg/storage/etcd3/errors.go `inconsistentContinue`: the 410 sent
 # when a continue token's revision was compacted; handleCompactedErrorForPaging
 # attaches a fresh token (resourceVersion -1) that continues inconsistently. A token
 # that does not decode is a 400 "invalid continue token: ..." instead (etcd3 store.go).
-# Caches for large snapshots (see _Store, SnapshotAPIServer._matching, _gzip).
+# Caches for large snapshots (see _Store, ReadOnlyAPIServer._matching, _HTTPServer.gzip).
 _MATCH_CACHE_ENTRIES = 256
 _GZIP_CACHE_MIN_BYTES = 256 * 1024
 _GZIP_CACHE_MAX_BYTES = 512 * 2**20
@@ -733,81 +595,6 @@ def _global_unicast(ip: str) -> bool:
     if addr.is_unspecified or addr.is_loopback or addr.is_multicast or addr.is_link_local:
         return False
     return not (addr.version == 4 and str(addr) == "255.255.255.255")
-
-
-# ---------------------------------------------------------------------------
-# Public records and fault specs.
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class RequestRecord:
-    """One request the server received. ``status`` is 0 when no answer was sent."""
-
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    status: int
-    headers: dict[str, str]
-    body: bytes = b""   # what the client sent (PATCH bodies, for tests that check what was written)
-
-
-_FAULT_KINDS = ("status", "reset", "hang", "badjson", "gone", "trickle", "endless", "loop", "flood", "slow")
-
-
-@dataclass
-class Fault:
-    """An injected failure for requests whose path matches ``path_regex``.
-
-    ``path_regex`` is searched (``re.search``) in the URL path and, failing
-    that, in ``path?query``. ``method`` is an HTTP method or ``"*"``.
-    ``times`` is how many matching requests get the fault (``None``: forever).
-
-    Kinds: ``status`` answers ``status`` (default 500) with a Status body (429
-    gets ``Retry-After: 1`` unless ``headers`` says otherwise); ``reset``
-    aborts the connection with a TCP RST and no answer; ``hang`` waits
-    ``delay`` seconds (``0``: until the server stops) and closes without an
-    answer; ``badjson`` answers 200 with the real body cut in half; ``gone``
-    answers 410 Expired as for a compacted continue token; ``trickle`` answers
-    200 with the real body's length and sends it one byte every ``interval``
-    seconds (a response that never ends in practice); ``endless`` answers a list
-    with its first page and a fresh ``continue`` token every time (a list that
-    never ends), ``loop`` the same with one repeated token, ``flood`` with the
-    first page's objects renamed on every page (new objects forever); ``slow`` does the real
-    work (a PATCH is applied) and answers only after ``delay`` seconds (a client
-    that times out cannot know the write happened). ``delay`` also delays the
-    other kinds.
-    """
-
-    path_regex: str
-    status: int | None = None
-    kind: str = "status"
-    times: int | None = 1
-    method: str = "GET"
-    headers: dict | None = None
-    delay: float = 0.0
-    interval: float = 0.5
-    hits: int = field(default=0, init=False)
-
-    def __post_init__(self) -> None:
-        if self.kind not in _FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {_FAULT_KINDS}")
-        self._regex = re.compile(self.path_regex)
-
-    def _matches(self, method: str, path: str, raw_query: str) -> bool:
-        if self.times is not None and self.hits >= self.times:
-            return False
-        if self.method != "*" and self.method.upper() != method:
-            return False
-        return bool(self._regex.search(path) or (raw_query and self._regex.search(f"{path}?{raw_query}")))
-
-
-@dataclass(frozen=True)
-class _Deny:
-    resource: str
-    verb: str
-    namespace: str | None
-    group: str
 
 
 @dataclass(frozen=True)
@@ -869,76 +656,6 @@ SHORT_NAMES: dict[tuple[str, str], list[str]] = {
 }
 
 
-def _invalid(res: _Resource, name: str, field: str, detail: str) -> _Response:
-    """422 as the apiserver words it (apierrors.NewInvalid): kubectl prints
-    'The Kind "name" is invalid: field: detail' from the causes."""
-    qualified = f"{res.kind}.{res.group}" if res.group else res.kind
-    return _status_response(422, f'{qualified} "{name}" is invalid: {field}: {detail}', reason="Invalid",
-                            details={"name": name, **({"group": res.group} if res.group else {}), "kind": res.kind,
-                                     "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": field}]})
-
-
-def _rfc3339_now() -> str:
-    import time
-
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-_JOB_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
-_JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
-
-
-def _validate_create(res: _Resource, obj: dict, uid: str) -> tuple[str, str] | None:
-    """The create-time rules fix commands meet: a Job's selector is generated
-    (pkg/registry/batch/job strategy generateSelector + ValidateJob): a copied
-    ``spec.selector`` without ``manualSelector`` and a stale controller-uid
-    template label are refused with the apiserver's words."""
-    if res.kind != "Job" or res.group != "batch":
-        return None
-    spec = obj.setdefault("spec", {})
-    name = obj["metadata"]["name"]
-    tmeta = spec.setdefault("template", {}).setdefault("metadata", {})
-    labels = tmeta.setdefault("labels", {})
-    if spec.get("manualSelector") is True:
-        return None
-    if spec.get("selector"):
-        return "spec.selector", f'Invalid value: {json.dumps(spec["selector"], sort_keys=True)}: `selector` not auto-generated'
-    stale = [k for k in _JOB_UID_LABELS if k in labels and labels[k] != uid]
-    if stale:
-        return f"spec.template.metadata.labels[{stale[0]}]", f"Invalid value: \"{labels[stale[0]]}\": must be '{uid}'"
-    for k in _JOB_UID_LABELS:
-        labels[k] = uid
-    for k in _JOB_NAME_LABELS:
-        labels.setdefault(k, name)
-    spec["selector"] = {"matchLabels": {_JOB_UID_LABELS[0]: uid}}
-    return None
-
-
-_POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "schedulingGates", "terminationGracePeriodSeconds")
-
-
-def _immutable_change(res: _Resource, current: dict, new: dict) -> tuple[str, str] | None:
-    """Updates the apiserver refuses (422), as fix commands would meet them: a Job's
-    pod template is immutable; a pod's spec may only change images, gain
-    tolerations and lose scheduling gates."""
-    cur_spec, new_spec = current.get("spec") or {}, new.get("spec") or {}
-    if res.kind == "Job" and res.group == "batch":
-        if (cur_spec.get("template") or {}).get("spec") != (new_spec.get("template") or {}).get("spec"):
-            return "spec.template", "Invalid value: ...: field is immutable"
-    if res.kind == "Pod" and not res.group:
-        def strip(spec: dict) -> dict:
-            out = {k: v for k, v in spec.items() if k not in _POD_MUTABLE}
-            out["containers"] = [{k: v for k, v in c.items() if k != "image"} for c in spec.get("containers") or []]
-            return out
-        old_tol = cur_spec.get("tolerations") or []
-        if strip(cur_spec) != strip(new_spec) or (new_spec.get("tolerations") or [])[:len(old_tol)] != old_tol:
-            return "spec", ('Forbidden: pod updates may not change fields other than '
-                    '`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,'
-                    '`spec.tolerations` (only additions to existing tolerations),'
-                    '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)')
-    return None
-
-
 # ---------------------------------------------------------------------------
 # The object store.
 # ---------------------------------------------------------------------------
@@ -989,8 +706,8 @@ class _Store:
 
     Derived data (each bucket's key order, and each object's JSON encoding) is
     cached and dropped whenever an object is put: ``generation`` counts the puts.
-    Stored objects must therefore only change through :meth:`replace` (PATCH),
-    never in place.
+    Read-only here; the tests' write emulation (tests/support/kubeapi.py) changes
+    objects only through ``_put`` and its own ``remove``, never in place.
     """
 
     def __init__(self, objects: Iterable[Mapping[str, Any]], served: Iterable[str]) -> None:
@@ -1029,17 +746,6 @@ class _Store:
             self.objects.append(obj)
         bucket[_obj_key(obj)] = obj
         self.generation += 1
-
-    def replace(self, obj: dict) -> None:
-        self._put(obj)
-
-    def remove(self, obj: dict) -> None:
-        bucket = self._bucket(self.catalog.for_object(obj))
-        old = bucket.pop(_obj_key(obj), None)
-        if old is not None:
-            self.objects = [o for o in self.objects if o is not old]
-            self._encoded.pop(id(old), None)
-            self.generation += 1
 
     def get(self, res: _Resource, namespace: str, name: str) -> dict | None:
         return self._bucket(res).get((namespace if res.namespaced else "", name))
@@ -1080,14 +786,6 @@ class _Response:
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
     hold: float = 0.0  # streaming (watch): keep the connection open this long, then close
-    trickle: float = 0.0  # > 0: send the body one byte every this many seconds (a body that never ends)
-
-
-@dataclass
-class _Drop:
-    """Answer nothing: abort (``rst``) or close gracefully."""
-
-    rst: bool
 
 
 def _json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> _Response:
@@ -1118,7 +816,7 @@ class _Request:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    """Thin HTTP layer; all behaviour lives in SnapshotAPIServer._handle."""
+    """Thin HTTP layer; all behaviour lives in ReadOnlyAPIServer._handle."""
 
     protocol_version = "HTTP/1.1"
     server_version = "gpuctl-snapshot-apiserver"
@@ -1136,7 +834,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_PATCH = do_POST = do_PUT = do_DELETE = do_GET
 
     def _dispatch(self) -> None:
-        app: SnapshotAPIServer = self.server.app  # type: ignore[attr-defined]
+        app: ReadOnlyAPIServer = self.server.app  # type: ignore[attr-defined]
         split = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length > 0 else b""
@@ -1148,10 +846,15 @@ class _Handler(BaseHTTPRequestHandler):
             headers={k: v for k, v in self.headers.items()},
             body=body,
         )
-        result = app._handle(req)
-        if isinstance(result, _Drop):
-            self._drop(result.rst)
-            return
+        try:
+            result = app._handle(req)
+        except Exception as exc:  # noqa: BLE001 - an odd object must cost one 500, not a traceback on stderr
+            if not app._internal_errors_as_500:
+                raise
+            result = _status_response(500, f"Internal error occurred: {type(exc).__name__}")
+        self._send(result, req)
+
+    def _send(self, result: Any, req: _Request) -> None:
         self._write(result, "gzip" in req.header("Accept-Encoding").lower())
 
     def _write(self, resp: _Response, gzip_ok: bool) -> None:
@@ -1162,7 +865,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         for k, v in resp.headers.items():
             self.send_header(k, v)
-        if gzip_ok and body and not resp.trickle:
+        if gzip_ok and body:
             body = self.server.gzip(body)  # type: ignore[attr-defined]
             self.send_header("Content-Encoding", "gzip")
         if resp.hold:
@@ -1171,9 +874,9 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if resp.trickle:
-            self._trickle(body, resp.trickle)
-            return
+        self._write_body(body, resp)
+
+    def _write_body(self, body: bytes, resp: _Response) -> None:
         try:
             self.wfile.write(body)
             self.wfile.flush()
@@ -1183,29 +886,6 @@ class _Handler(BaseHTTPRequestHandler):
         if resp.hold:
             self.server.app._stop.wait(resp.hold)  # type: ignore[attr-defined]
 
-    def _trickle(self, body: bytes, interval: float) -> None:
-        """A byte at a time, each well inside a client's read timeout: only a deadline
-        on the whole response ends it."""
-        self.close_connection = True
-        stop = self.server.app._stop  # type: ignore[attr-defined]
-        for i in range(len(body)):
-            try:
-                self.wfile.write(body[i:i + 1])
-                self.wfile.flush()
-            except OSError:
-                return
-            if stop.wait(interval):
-                return
-
-    def _drop(self, rst: bool) -> None:
-        self.close_connection = True
-        if rst:
-            try:
-                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                self.connection.close()
-            except OSError:
-                pass
-
 
 class _HTTPServer(ThreadingHTTPServer):
     """ThreadingHTTPServer that can also tear down its open keep-alive connections."""
@@ -1213,15 +893,14 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, addr: tuple[str, int], app: SnapshotAPIServer) -> None:
+    def __init__(self, addr: tuple[str, int], app: ReadOnlyAPIServer, handler: type[_Handler]) -> None:
         self.app = app
         self._conns: set[socket.socket] = set()
         self._conns_lock = threading.Lock()
         self._gz_cache: OrderedDict[bytes, bytes] = OrderedDict()
         self._gz_bytes = 0
         self._gz_lock = threading.Lock()
-        super().__init__(addr, _Handler)
-
+        super().__init__(addr, handler)
     def gzip(self, body: bytes) -> bytes:
         """``gzip.compress(body)``; large bodies are remembered by content (a paged list
         read again page by page is compressed once), bounded by _GZIP_CACHE_MAX_BYTES."""
@@ -1267,71 +946,159 @@ class _HTTPServer(ThreadingHTTPServer):
 # ---------------------------------------------------------------------------
 
 
-class SnapshotAPIServer:
-    """Serve ``objects`` over a Kubernetes-compatible HTTP API on 127.0.0.1.
+# Access reviews as kubectl sends them: the protobuf envelope ("k8s\0", then a
+# runtime.Unknown whose field 2 holds the object), read with just enough of the wire
+# format for the fields below (k8s.io/api authorization/v1 generated.proto).
+_PROTOBUF_MAGIC = b"k8s\x00"
+_RESOURCE_ATTRIBUTES = {1: "namespace", 2: "verb", 3: "group", 4: "version", 5: "resource", 6: "subresource",
+                        7: "name"}
+_NON_RESOURCE_ATTRIBUTES = {1: "path", 2: "verb"}
 
-    ``objects`` are raw objects as ``kubectl get -o json`` prints items;
-    ``logs`` maps ``(namespace, pod, container, previous)`` to log text.
-    ``token``: required bearer token (``None`` disables authentication).
-    ``page_size_cap``: maximum list page size even without ``limit``.
-    ``user``: the user named in 403 messages. ``version``: ``gitVersion`` of
-    ``/version``. ``served``: extra ``group/version`` strings to serve even
-    though the snapshot has no objects of them (an installed but empty CRD).
-    ``metrics``: node name -> Prometheus text, answered by the DCGM exporter pod
-    on that node through the pod proxy (``pods/{name}:9400/proxy/metrics``).
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, i
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _protobuf_fields(data: bytes) -> dict[int, list[Any]]:
+    """Field number -> values of one protobuf message (varints as ints, the rest as bytes)."""
+    fields: dict[int, list[Any]] = {}
+    i = 0
+    while i < len(data):
+        key, i = _varint(data, i)
+        wire = key & 7
+        if wire == 0:
+            value, i = _varint(data, i)
+        elif wire in (1, 2, 5):
+            size = {1: 8, 5: 4}[wire] if wire != 2 else None
+            if size is None:
+                size, i = _varint(data, i)
+            value, i = data[i:i + size], i + size
+            if i > len(data):
+                raise ValueError("truncated protobuf message")
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+        fields.setdefault(key >> 3, []).append(value)
+    return fields
+
+
+def _review_spec_from_protobuf(body: bytes, kind: str) -> dict[str, Any]:
+    """The ``spec`` of a SelfSubjectAccessReview or SelfSubjectRulesReview sent as
+    protobuf, as JSON would have it."""
+    review = _protobuf_fields(_protobuf_fields(body[len(_PROTOBUF_MAGIC):])[2][0])
+    spec = _protobuf_fields(review[2][0]) if 2 in review else {}
+    out: dict[str, Any] = {}
+    if kind == "SelfSubjectRulesReview":
+        namespace = spec.get(1, [b""])[0]
+        return {"namespace": namespace.decode("utf-8", "replace")} if isinstance(namespace, bytes) else {}
+    for number, key, names in ((1, "resourceAttributes", _RESOURCE_ATTRIBUTES),
+                               (2, "nonResourceAttributes", _NON_RESOURCE_ATTRIBUTES)):
+        if number in spec and isinstance(spec[number][0], bytes):
+            attrs = _protobuf_fields(spec[number][0])
+            out[key] = {name: attrs[n][0].decode("utf-8", "replace") for n, name in names.items()
+                        if n in attrs and isinstance(attrs[n][0], bytes) and attrs[n][0]}
+    return out
+
+
+def _read_only(req: _Request, info: _RequestInfo | None) -> _Response:
+    """405 for a write verb, as a ``Status`` kubectl prints: "Error from server
+    (MethodNotAllowed): the served snapshot is read-only ...: patch nodes "x" is not allowed"."""
+    if info is None:
+        what, details = f"{req.method} {req.path}", None
+    else:
+        qualified = f"{info.resource}.{info.group}" if info.group else info.resource
+        if info.subresource:
+            qualified += f"/{info.subresource}"
+        what = f'{info.verb} {qualified}' + (f' "{info.name}"' if info.name else "")
+        details = _details(info.resource, info.group, info.name)
+    return _status_response(405, f"{READ_ONLY_MESSAGE}: {what} is not allowed", reason="MethodNotAllowed",
+                            details=details, headers={"Allow": "GET"})
+
+
+class ReadOnlyAPIServer:
+    """Serve ``objects`` read-only over a Kubernetes-compatible HTTP API on 127.0.0.1.
+
+    ``objects`` are raw objects as ``kubectl get -o json`` prints items (each needs
+    ``apiVersion``, ``kind`` and ``metadata.name``); ``logs`` maps ``(namespace,
+    pod, container, previous)`` to log text. ``page_size_cap``: maximum list page
+    size even without ``limit``. ``version``: ``gitVersion`` of ``/version``.
+    ``served``: extra ``group/version`` strings to serve even though the snapshot
+    has no objects of them (an installed but empty CRD). ``metrics``: node name ->
+    Prometheus text, answered by the DCGM exporter pod on that node through the pod
+    proxy (``pods/{name}:9400/proxy/metrics``). ``port``: the port to bind on
+    127.0.0.1 (``0``: any free port; :attr:`port` says which).
 
     Use as a context manager, or call :meth:`start` / :meth:`stop`.
     """
+
+    # What discovery advertises for every resource (k9s and other clients hide
+    # actions a resource does not list); the tests' server advertises the write verbs.
+    _VERBS: tuple[str, ...] = READ_VERBS
+    _PROXY_VERBS: tuple[str, ...] = ("get",)
+    _handler_class: type[_Handler] = _Handler
+    _store_class: type[_Store] = _Store
+    # An exception while answering becomes a 500 Status (the tests' server lets it
+    # propagate, as it always did).
+    _internal_errors_as_500 = True
+    # Server-side printing (tables.py) for kubectl get; the tests' server answers plain
+    # lists, as it always did, so what their kubectl runs print does not change.
+    _TABLES = True
+    # How long a watch without timeoutSeconds stays open (kube-apiserver: 30 to 60 min),
+    # so `kubectl get -w` waits as on a cluster; the tests' server ends it after 1 s.
+    _WATCH_SECONDS = 1800.0
+    _scheme = "http"
 
     def __init__(
         self,
         objects: Iterable[Mapping[str, Any]],
         logs: Mapping[tuple[str, str, str, bool], str] | None = None,
-        token: str | None = "test-token",
-        page_size_cap: int | None = None,
         *,
-        user: str = DEFAULT_USER,
+        page_size_cap: int | None = None,
         version: str = DEFAULT_VERSION,
         served: Iterable[str] = (),
         metrics: Mapping[str, str] | None = None,
-        tls: Any = None,
+        port: int = 0,
     ) -> None:
-        """``tls``: an ``ssl.SSLContext`` (server side) to serve HTTPS instead of HTTP."""
-        self._tls = tls
-        self._store = _Store(objects, served)
+        self._store = self._store_class(objects, served)
         self._logs = dict(logs or {})
         self._metrics = dict(metrics or {})
-        self.token = token
         self.page_size_cap = page_size_cap
-        self.user = user
         self.version = version
+        self._bind_port = port
         self._lock = threading.RLock()
         self._match_cache: OrderedDict[tuple, tuple[int, list[tuple[str, str]], list[dict]]] = OrderedDict()
-        self._requests: list[RequestRecord] = []
-        self._faults: list[Fault] = []
-        self._denies: list[_Deny] = []
-        self._allow_rules: list[dict] | None = None
-        self._compacted_rv = 0
+        self._compacted_rv = 0      # continue tokens issued at or before this answer 410 (never, unless a test compacts)
         self._stop = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ----------------------------------------------------------
 
-    def start(self) -> SnapshotAPIServer:
-        """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
+    def start(self) -> ReadOnlyAPIServer:
+        """Bind 127.0.0.1 (the port given, else a free one) and serve in a daemon thread.
+        Raises OSError when the port cannot be bound (in use, privileged)."""
         if self._httpd is not None:
             return self
         self._stop.clear()
-        self._httpd = _HTTPServer(("127.0.0.1", 0), self)
-        if self._tls is not None:
-            self._httpd.socket = self._tls.wrap_socket(self._httpd.socket, server_side=True)
+        self._httpd = _HTTPServer((HOST, self._bind_port), self, self._handler_class)
+        self._prepare_socket(self._httpd)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
             name=f"snapshot-apiserver-{self.port}", daemon=True,
         )
         self._thread.start()
         return self
+
+    def _prepare_socket(self, httpd: _HTTPServer) -> None:
+        """Hook for a subclass (the tests wrap the socket in TLS)."""
 
     def stop(self) -> None:
         """Stop serving: wake hung handlers, close connections, free the port."""
@@ -1346,7 +1113,7 @@ class SnapshotAPIServer:
         self._httpd = None
         self._thread = None
 
-    def __enter__(self) -> SnapshotAPIServer:
+    def __enter__(self) -> ReadOnlyAPIServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -1360,175 +1127,32 @@ class SnapshotAPIServer:
 
     @property
     def url(self) -> str:
-        return f"{'https' if self._tls is not None else 'http'}://127.0.0.1:{self.port}"
-
-    # -- test controls -------------------------------------------------------
+        return f"{self._scheme}://{HOST}:{self.port}"
 
     @property
     def objects(self) -> list[dict]:
-        """The current objects, in snapshot order (patched objects replaced in place)."""
+        """The current objects, in snapshot order."""
         with self._lock:
             return list(self._store.objects)
 
     @property
-    def requests(self) -> list[RequestRecord]:
-        with self._lock:
-            return list(self._requests)
-
-    def reset_requests(self) -> None:
-        with self._lock:
-            self._requests.clear()
-
-    def add_fault(self, fault: Fault) -> Fault:
-        with self._lock:
-            self._faults.append(fault)
-        return fault
-
-    def clear_faults(self) -> None:
-        with self._lock:
-            self._faults.clear()
-
-    def forbid(self, resource: str, verb: str = "*", namespace: str | None = None, group: str = "") -> None:
-        """Deny ``verb`` on ``resource`` (e.g. ``nodes``, ``pods/log``; ``*`` = any)
-        in ``namespace`` (``None``: everywhere, including cluster scope) of API
-        group ``group`` (``*`` = any) with a 403, as RBAC would."""
-        with self._lock:
-            self._denies.append(_Deny(resource, verb, namespace, group))
-
-    def allow_only(self, rules: list[dict] | None) -> None:
-        """Role mode: only requests matching one of ``rules`` are allowed.
-
-        A rule is ``{"apiGroups": [...], "resources": [...], "verbs": [...]}``
-        with optional ``"namespaces": [...]`` (absent: cluster-wide, like a
-        ClusterRoleBinding) and ``"resourceNames": [...]``; ``"*"`` matches
-        anything. ``None`` turns role mode off. ``forbid`` still applies.
-        """
-        with self._lock:
-            self._allow_rules = None if rules is None else [dict(r) for r in rules]
-
-    def expire_continue_tokens(self) -> None:
-        """Compact: continue tokens issued so far now answer 410 Expired."""
-        with self._lock:
-            self._compacted_rv = self._store.rv
-            self._store.next_rv()
-
-    def write_kubeconfig(
-        self,
-        path: str | os.PathLike[str],
-        context: str = "snapshot",
-        namespace: str = "default",
-        user_token: str | None = None,
-        *,
-        extra_contexts: Iterable[str | tuple[str, str]] = (),
-        merge: bool = False,
-    ) -> str | os.PathLike[str]:
-        """Write a kubeconfig whose current context points at this server.
-
-        ``user_token`` overrides the server token (e.g. a wrong one to get 401;
-        ``""`` writes a user with no credentials). ``extra_contexts`` adds more
-        context names (or ``(name, namespace)`` pairs) for the same server and
-        user. ``merge=True`` adds this server's cluster/user/contexts to an
-        existing kubeconfig at ``path`` (written by this method), keeping its
-        current-context - so two servers can live in one file. The file is
-        JSON, which every kubeconfig loader accepts as YAML.
-        """
-        token = self.token if user_token is None else user_token
-        cluster, user = f"{context}-cluster", f"{context}-user"
-        contexts = [(context, namespace)]
-        contexts += [(c, namespace) if isinstance(c, str) else (c[0], c[1]) for c in extra_contexts]
-        cfg: dict[str, Any] = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "preferences": {},
-            "clusters": [{"name": cluster, "cluster": {"server": self.url}}],
-            "users": [{"name": user, "user": {"token": token} if token else {}}],
-            "contexts": [{"name": n, "context": {"cluster": cluster, "user": user, "namespace": ns}}
-                         for n, ns in contexts],
-            "current-context": context,
-        }
-        if merge and os.path.exists(path):
-            with open(path, encoding="utf-8") as fh:
-                old = json.load(fh)
-            for section in ("clusters", "users", "contexts"):
-                names = {e["name"] for e in cfg[section]}
-                cfg[section] = [e for e in old.get(section, []) if e["name"] not in names] + cfg[section]
-            cfg["current-context"] = old.get("current-context") or context
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(cfg, fh, indent=2)
-        return path
+    def logs(self) -> dict[tuple[str, str, str, bool], str]:
+        return dict(self._logs)
 
     # -- request handling ----------------------------------------------------
 
-    def _handle(self, req: _Request) -> _Response | _Drop:
-        record = RequestRecord(req.method, req.path, req.query, 0, dict(req.headers), req.body)
-        with self._lock:
-            self._requests.append(record)
-            fault = next((f for f in self._faults if f._matches(req.method, req.path, req.raw_query)), None)
-            if fault is not None:
-                fault.hits += 1
-        result = self._apply_fault(fault, req) if fault is not None else self._serve(req)
-        if isinstance(result, _Response):
-            record.status = result.status
-        return result
-
-    def _apply_fault(self, fault: Fault, req: _Request) -> _Response | _Drop:
-        if fault.kind == "hang":
-            self._stop.wait(fault.delay if fault.delay > 0 else None)
-            return _Drop(rst=False)
-        if fault.kind == "slow":
-            real = self._serve(req)
-            self._stop.wait(fault.delay)
-            return real
-        if fault.delay > 0:
-            self._stop.wait(fault.delay)
-        if fault.kind == "reset":
-            return _Drop(rst=True)
-        if fault.kind == "gone":
-            return _status_response(410, _EXPIRED_CONTINUE, reason="Expired", headers=fault.headers)
-        if fault.kind == "badjson":
-            real = self._serve(req)
-            body = real.body[: max(1, len(real.body) // 2)]
-            return _Response(200, body, headers=dict(fault.headers or {}))
-        if fault.kind in ("endless", "loop", "flood"):
-            first = _Request(req.method, req.path, "", {k: v for k, v in req.query.items() if k != "continue"},
-                             req.headers, req.body)
-            real = self._serve(first)
-            try:
-                page = json.loads(real.body)
-            except ValueError:
-                return real
-            if real.status != 200 or not isinstance(page, dict) or "items" not in page:
-                return real
-            page.setdefault("metadata", {})["continue"] = "loop" if fault.kind == "loop" else f"endless-{fault.hits}"
-            if fault.kind == "flood":
-                for item in page["items"]:
-                    if isinstance(item, dict) and isinstance(item.get("metadata"), dict):
-                        item["metadata"]["name"] = f"{item['metadata'].get('name', 'x')}-{fault.hits}"
-            return _json_response(200, page, headers=dict(fault.headers or {}))
-        if fault.kind == "trickle":
-            real = self._serve(req)
-            return _Response(200, real.body, real.content_type, headers=dict(fault.headers or {}),
-                             trickle=max(0.01, fault.interval))
-        code = fault.status or 500
-        headers = dict(fault.headers or {})
-        details = None
-        if code == 429:
-            headers.setdefault("Retry-After", "1")
-            try:
-                details = {"retryAfterSeconds": int(float(headers["Retry-After"]))}
-            except (ValueError, OverflowError):   # a garbage header, on purpose
-                details = None
-        return _status_response(code, _DEFAULT_MESSAGES.get(code, f"injected fault ({code})"),
-                                details=details, headers=headers)
+    def _handle(self, req: _Request) -> _Response:
+        return self._serve(req)
 
     def _serve(self, req: _Request) -> _Response:
-        """Authenticate, then non-resource endpoints, then authorize and route."""
+        """Refuse writes, authenticate, then non-resource endpoints, then authorize and route."""
         path = req.path.rstrip("/") or "/"
-        if self.token is not None:
-            auth = req.header("Authorization")
-            public = path in ("/version", "/healthz", "/livez", "/readyz")
-            if not (not auth and public) and auth != f"Bearer {self.token}":
-                return _status_response(401, "Unauthorized")
+        refusal = self._refuse_method(req, path)
+        if refusal is not None:
+            return refusal
+        denial = self._authenticate(req, path)
+        if denial is not None:
+            return denial
         if path in ("/healthz", "/livez", "/readyz"):
             return _Response(200, b"ok", content_type="text/plain; charset=utf-8")
         if path == "/version":
@@ -1540,6 +1164,53 @@ class SnapshotAPIServer:
         if denial is not None:
             return denial
         return self._route(info, req)
+
+    def _refuse_method(self, req: _Request, path: str) -> _Response | None:
+        """Every write verb, on any path, is a 405: the served snapshot is read-only.
+        The one POST answered is an access review, which writes nothing (it is how
+        ``kubectl auth can-i`` and k9s ask what they may do)."""
+        if req.method in READ_METHODS:
+            return None
+        if req.method == "POST" and path in _REVIEWS:
+            return self._access_review(req, _REVIEWS[path])
+        return _read_only(req, _parse_request_info(req.method, path, req.query))
+
+    @staticmethod
+    def _access_review(req: _Request, kind: str) -> _Response:
+        """SelfSubjectAccessReview: ``get``, ``list`` and ``watch`` are allowed, on
+        everything; anything else is not (with the reason). SelfSubjectRulesReview:
+        those rules."""
+        try:
+            if req.body.startswith(_PROTOBUF_MAGIC):        # kubectl sends its typed requests as protobuf
+                review = {"spec": _review_spec_from_protobuf(req.body, kind)}
+            else:
+                review = json.loads(req.body or b"null")
+        except (ValueError, IndexError) as exc:
+            return _status_response(400, f"error decoding the object: {exc}")
+        if not isinstance(review, dict) or not isinstance(review.get("spec"), dict):
+            return _status_response(400, f"the body must be a {kind} object with a spec")
+        spec = review["spec"]
+        if kind == "SelfSubjectRulesReview":
+            status: dict[str, Any] = {
+                "resourceRules": [{"verbs": list(READ_VERBS), "apiGroups": ["*"], "resources": ["*"]}],
+                "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["*"]}],
+                "incomplete": False,
+            }
+        else:
+            attrs = spec.get("resourceAttributes") or spec.get("nonResourceAttributes") or {}
+            verb = attrs.get("verb") if isinstance(attrs, dict) else None
+            allowed = verb in (READ_VERBS if "resourceAttributes" in spec else ("get",))
+            status = {"allowed": allowed} if allowed else {"allowed": False, "reason": READ_ONLY_MESSAGE}
+        return _json_response(201, {"kind": kind, "apiVersion": "authorization.k8s.io/v1",
+                                    "metadata": {"creationTimestamp": None}, "spec": spec, "status": status})
+
+    def _authenticate(self, req: _Request, path: str) -> _Response | None:
+        """No credentials are asked for (the server listens on 127.0.0.1 only)."""
+        return None
+
+    def _authorize(self, info: _RequestInfo) -> _Response | None:
+        """Everything served may be read."""
+        return None
 
     # -- discovery -------------------------------------------------------------
 
@@ -1573,7 +1244,7 @@ class SnapshotAPIServer:
             resources = []
             for res in catalog.in_group_version(group, version):
                 entry = {"name": res.plural, "singularName": res.kind.lower(), "namespaced": res.namespaced,
-                         "kind": res.kind, "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]}
+                         "kind": res.kind, "verbs": list(self._VERBS)}
                 if SHORT_NAMES.get((group, res.plural)):
                     entry["shortNames"] = SHORT_NAMES[(group, res.plural)]
                 resources.append(entry)
@@ -1581,7 +1252,7 @@ class SnapshotAPIServer:
                     resources.append({"name": "pods/log", "singularName": "", "namespaced": True,
                                       "kind": "Pod", "verbs": ["get"]})
                     resources.append({"name": "pods/proxy", "singularName": "", "namespaced": True,
-                                      "kind": "PodProxyOptions", "verbs": ["create", "delete", "get", "patch", "update"]})
+                                      "kind": "PodProxyOptions", "verbs": list(self._PROXY_VERBS)})
             return _json_response(200, {"kind": "APIResourceList", "apiVersion": "v1",
                                         "groupVersion": f"{group}/{version}" if group else version,
                                         "resources": resources})
@@ -1594,7 +1265,8 @@ class SnapshotAPIServer:
         resource's PATCH operation, with its group-version-kind and the
         ``fieldValidation`` query parameter, so ``kubectl replace``/``create`` use
         server-side field validation (as against any 1.27+ apiserver) instead of
-        downloading a full schema. The server accepts and ignores the parameter."""
+        downloading a full schema. (This server refuses every write with 405; the tests'
+        server accepts the parameter and ignores it.)"""
         if not rest:
             paths = {("api/v1" if not g else f"apis/{g}/{v}"): {"serverRelativeURL": f"/openapi/v3/{'api/v1' if not g else f'apis/{g}/{v}'}?hash=0"}
                      for g, vs in gvs.items() for v in vs}
@@ -1619,46 +1291,6 @@ class SnapshotAPIServer:
         entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
         return {"name": group, "versions": entries, "preferredVersion": entries[0]}
 
-    # -- authorization -----------------------------------------------------------
-
-    def _authorize(self, info: _RequestInfo) -> _Response | None:
-        """RBAC-like check; a denial reads exactly like kube-apiserver's.
-
-        Message format from k8s.io/apiserver .../handlers/responsewriters/errors.go
-        forbiddenMessage() wrapped by apierrors.NewForbidden().
-        """
-        res = info.rbac_resource
-        with self._lock:
-            denied = any(
-                d.resource in ("*", res)
-                and d.verb in ("*", info.verb)
-                and d.group in ("*", info.group)
-                and (d.namespace is None or d.namespace == info.namespace)
-                for d in self._denies
-            )
-            if not denied and self._allow_rules is not None:
-                denied = not any(self._rule_allows(r, info) for r in self._allow_rules)
-        if not denied:
-            return None
-        qualified = f"{info.resource}.{info.group}" if info.group else info.resource
-        subject = f'{qualified} "{info.name}"' if info.name else qualified
-        scope = f'in the namespace "{info.namespace}"' if info.namespace else "at the cluster scope"
-        message = (f'{subject} is forbidden: User "{self.user}" cannot {info.verb} resource "{res}" '
-                   f'in API group "{info.group}" {scope}')
-        return _status_response(403, message, details=_details(info.resource, info.group, info.name))
-
-    @staticmethod
-    def _rule_allows(rule: Mapping[str, Any], info: _RequestInfo) -> bool:
-        def has(key: str, value: str) -> bool:
-            values = rule.get(key) or []
-            return "*" in values or value in values
-
-        if not (has("apiGroups", info.group) and has("verbs", info.verb) and has("resources", info.rbac_resource)):
-            return False
-        if rule.get("resourceNames") and info.name not in rule["resourceNames"]:
-            return False
-        namespaces = rule.get("namespaces")
-        return namespaces is None or (bool(info.namespace) and info.namespace in namespaces)
 
     # -- routing -------------------------------------------------------------------
 
@@ -1681,19 +1313,21 @@ class SnapshotAPIServer:
         if info.verb == "watch":
             return self._watch(res, namespace, req)
         if info.verb == "get" and info.subresource in ("", "status"):
-            return self._get(res, namespace, info.name)
+            return self._get(res, namespace, info.name, req)
         if info.verb == "get" and info.subresource == "log" and res.plural == "pods" and not res.group:
             return self._log(res, namespace, info.name, req)
-        if info.verb == "patch" and info.name and info.subresource in ("", "status"):
-            return self._patch(res, namespace, info.name, req)
-        if info.verb == "delete" and info.name and not info.subresource:
-            return self._delete(res, namespace, info.name, req)
-        if info.verb == "create" and not info.name:
-            return self._create(res, namespace, req)
-        if info.verb == "update" and info.name and not info.subresource:
-            return self._update(res, namespace, info.name, req)
-        if info.subresource and info.verb == "get":
+        if info.verb == "get" and info.subresource:
             return _status_response(404, _NOT_FOUND, details={})
+        if info.verb in WRITE_VERBS:
+            return self._write_verb(res, namespace, info, req)
+        return self._method_not_allowed(res, info)
+
+    def _write_verb(self, res: _Resource, namespace: str, info: _RequestInfo, req: _Request) -> _Response:
+        """A write that got past _refuse_method (a subclass that allows writes routes them here)."""
+        return _read_only(req, info)
+
+    @staticmethod
+    def _method_not_allowed(res: _Resource, info: _RequestInfo) -> _Response:
         return _status_response(405, "the server does not allow this method on the requested resource",
                                 details=_details(res.plural, res.group, info.name))
 
@@ -1701,12 +1335,23 @@ class SnapshotAPIServer:
         return _status_response(404, f'{res.qualified} "{name}" not found',
                                 details=_details(res.plural, res.group, name))
 
-    def _get(self, res: _Resource, namespace: str, name: str) -> _Response:
+    def _get(self, res: _Resource, namespace: str, name: str, req: _Request | None = None) -> _Response:
         with self._lock:
             obj = self._store.get(res, namespace, name)
             if obj is None:
                 return self._not_found(res, name)
-            return _json_response(200, obj)
+            table = self._table(res, [obj], req, {}) if req is not None else None
+            return _json_response(200, table if table is not None else obj)
+
+    def _table(self, res: _Resource, objs: list[dict], req: _Request, metadata: dict,
+               columns: bool = True) -> dict | None:
+        """A ``Table`` of ``objs`` when the client asked for one (``kubectl get``) and
+        the kind has a printer (tables.py); else None (a plain object or list)."""
+        version = tables.wants_table(req.header("Accept")) if self._TABLES else None
+        if version is None:
+            return None
+        include = req.q("includeObject") or "Metadata"
+        return tables.table(res.group, res.plural, objs, version, include, metadata, columns)
 
     # -- lists -------------------------------------------------------------------------
 
@@ -1785,6 +1430,9 @@ class SnapshotAPIServer:
                 meta["continue"] = self._encode_continue(list_rv, keys[end - 1], res)
                 if not labels and not fields:  # the apiserver only counts when nothing is filtered
                     meta["remainingItemCount"] = left - (end - first)
+            table = self._table(res, objs[first:end], req, meta)
+            if table is not None:
+                return _json_response(200, table)
             # byte for byte json.dumps(body) with body["items"] = the page, from cached item encodings
             head = json.dumps({"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": meta},
                               separators=(",", ":"))
@@ -1818,7 +1466,7 @@ class SnapshotAPIServer:
 
     def _watch(self, res: _Resource, namespace: str, req: _Request) -> _Response:
         """Minimal WATCH: ADDED for current objects (or MODIFIED since ``resourceVersion``),
-        then the stream stays open for ``timeoutSeconds`` (default 1s) and ends."""
+        then the stream stays open for ``timeoutSeconds`` (default _WATCH_SECONDS) and ends."""
         try:
             labels, fields = self._selectors(res, req)
         except SelectorError as exc:
@@ -1834,9 +1482,13 @@ class SnapshotAPIServer:
                     events.append({"type": "ADDED", "object": obj})
                 elif obj_rv > since:
                     events.append({"type": "MODIFIED", "object": obj})
+            for i, event in enumerate(events):     # kubectl get -w: one-row Tables, columns in the first only
+                table = self._table(res, [event["object"]], req, {}, columns=i == 0)
+                if table is not None:
+                    event["object"] = table
             body = b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in events)
         timeout = req.q("timeoutSeconds")
-        hold = float(timeout) if timeout.isdigit() else 1.0
+        hold = float(timeout) if timeout.isdigit() else self._WATCH_SECONDS
         return _Response(200, body, hold=max(hold, 0.01))
 
     # -- logs ------------------------------------------------------------------------------
@@ -1945,188 +1597,3 @@ class SnapshotAPIServer:
             body = b"" if req.method == "HEAD" else text.encode()
             return _Response(200, body, content_type="text/plain; version=0.0.4; charset=utf-8")
         return _Response(404, b"404 page not found\n", content_type="text/plain; charset=utf-8")
-
-    # -- patch -----------------------------------------------------------------------------
-
-    _PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
-                    "application/strategic-merge-patch+json", "application/apply-patch+yaml")
-
-    def _patch(self, res: _Resource, namespace: str, name: str, req: _Request) -> _Response:
-        """PATCH as kube-apiserver's patch handler applies it (dryRun, preconditions, 409/415/422).
-
-        Approximations: a strategic merge patch is applied as a JSON merge patch
-        (directives dropped; lists are replaced rather than merged by key), and
-        server-side apply (``apply-patch+yaml``, JSON bodies only - there is no
-        YAML parser in the stdlib) is applied as a merge patch with no field
-        ownership. CRDs reject strategic merge patches with 415, as on a cluster.
-        """
-        ctype = req.header("Content-Type").split(";")[0].strip().lower()
-        accepted = [t for t in self._PATCH_TYPES if not (res.crd and "strategic" in t)]
-        if ctype not in accepted:
-            return _status_response(
-                415, "the body of the request was in an unknown format - accepted media types include: "
-                + ", ".join(accepted))
-        dry_run = req.query.get("dryRun", [])
-        if any(v != "All" for v in dry_run):
-            return _status_response(400, f"Invalid dryRun value: {', '.join(dry_run)}")
-        if ctype == "application/apply-patch+yaml" and not req.q("fieldManager"):
-            return _status_response(
-                422, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: '
-                "is required for apply patch", reason="Invalid")
-        try:
-            patch = json.loads(req.body or b"null")
-        except ValueError as exc:
-            if ctype == "application/apply-patch+yaml":
-                return _status_response(415, "the snapshot server only accepts JSON apply patches")
-            return _status_response(400, f"error decoding patch: {exc}")
-        with self._lock:
-            current = self._store.get(res, namespace, name)
-            if current is None:
-                return self._not_found(res, name)
-            try:
-                if ctype == "application/json-patch+json":
-                    patched = json_patch(current, patch)
-                elif isinstance(patch, dict) and "strategic" in ctype:
-                    patched = merge_patch(copy.deepcopy(current), _strategic_replace(patch), strategic=True)
-                elif isinstance(patch, dict):
-                    patched = merge_patch(copy.deepcopy(current), _strip_directives(patch))
-                else:
-                    return _status_response(400, "the patch must be a JSON object")
-            except ValueError as exc:
-                return _status_response(400, str(exc))
-            except _PatchError as exc:
-                return _status_response(422, str(exc))
-            if not isinstance(patched, dict):
-                return _status_response(422, "the patched object is not a JSON object")
-            meta = patched.setdefault("metadata", {})
-            old_meta = current["metadata"]
-            if _obj_key(patched) != _obj_key(current):
-                return _status_response(
-                    400, f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})")
-            if (patched.get("apiVersion"), patched.get("kind")) != (current.get("apiVersion"), current.get("kind")):
-                return _status_response(400, "the apiVersion and kind of the object may not be changed by a patch")
-            if meta.get("resourceVersion") and meta["resourceVersion"] != old_meta.get("resourceVersion"):
-                return _status_response(
-                    409, f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has been modified; '
-                    "please apply your changes to the latest version and try again",
-                    details=_details(res.plural, res.group, name))
-            meta["resourceVersion"] = old_meta.get("resourceVersion")
-            invalid = _immutable_change(res, current, patched)
-            if invalid:
-                return _invalid(res, name, *invalid)
-            if patched.get("spec") != current.get("spec") and "generation" in old_meta:
-                meta["generation"] = int(old_meta["generation"]) + 1
-            if not dry_run:
-                meta["resourceVersion"] = str(self._store.next_rv())
-                self._store.replace(patched)
-            return _json_response(200, patched)
-
-    # -- delete, create, update (what fix commands use: kubectl delete, replace [--force]) ---------
-
-    @staticmethod
-    def _dry_run(req: _Request) -> tuple[bool, _Response | None]:
-        values = req.query.get("dryRun", [])
-        if any(v != "All" for v in values):
-            return False, _status_response(400, f"Invalid dryRun value: {', '.join(values)}")
-        return bool(values), None
-
-    def _delete(self, res: _Resource, namespace: str, name: str, req: _Request) -> _Response:
-        """DELETE of one object: gone at once (no grace period, no finalizers), as a
-        pod with ``--grace-period=0`` would be; the answer is the object, like the
-        apiserver's for a deletion that completes immediately."""
-        dry, bad = self._dry_run(req)
-        if bad is not None:
-            return bad
-        with self._lock:
-            current = self._store.get(res, namespace, name)
-            if current is not None and not dry:
-                self._store.remove(current)
-        return self._not_found(res, name) if current is None else _json_response(200, current)
-
-    def _write_request(self, res: _Resource, namespace: str, req: _Request) -> tuple[bool, dict | None, _Response | None]:
-        """(dryRun, the object sent, an error answer) of a POST or PUT."""
-        dry, bad = self._dry_run(req)
-        if bad is not None:
-            return dry, None, bad
-        obj, bad = self._body_object(res, namespace, req)
-        return dry, obj, bad
-
-    def _body_object(self, res: _Resource, namespace: str, req: _Request) -> tuple[dict | None, _Response | None]:
-        try:
-            obj = json.loads(req.body or b"null")
-        except ValueError as exc:
-            return None, _status_response(400, f"error decoding the object: {exc}")
-        if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
-            return None, _status_response(400, "the body must be a JSON object with metadata")
-        if (obj.get("apiVersion"), obj.get("kind")) != (res.api_version, res.kind):
-            return None, _status_response(400, f"the API version in the data ({obj.get('apiVersion')}) does not "
-                                               f"match the expected API version ({res.api_version})")
-        meta = obj["metadata"]
-        if res.namespaced:
-            if meta.get("namespace") not in (None, "", namespace):
-                return None, _status_response(
-                    400, "the namespace of the provided object does not match the namespace sent on the request")
-            meta["namespace"] = namespace
-        return obj, None
-
-    def _create(self, res: _Resource, namespace: str, req: _Request) -> _Response:
-        """POST: create with new uid, creationTimestamp and resourceVersion; status
-        reset; a Job's selector generated as the apiserver does, so a Job copied
-        from ``kubectl get -o yaml`` fails here exactly as it fails on a cluster."""
-        dry, obj, bad = self._write_request(res, namespace, req)
-        if bad is not None:
-            return bad
-        meta = obj["metadata"]
-        name = meta.get("name") or ""
-        if not name:
-            return _status_response(422, f"{res.kind}.{res.group or 'core'} is invalid: metadata.name: Required value",
-                                    reason="Invalid")
-        if meta.get("resourceVersion"):
-            return _status_response(500, "resourceVersion should not be set on objects to be created")
-        with self._lock:
-            if self._store.get(res, namespace, name) is not None:
-                return _status_response(409, f'{res.qualified} "{name}" already exists', reason="AlreadyExists",
-                                        details=_details(res.plural, res.group, name))
-            uid = str(uuid.uuid4())
-            meta.update(uid=uid, creationTimestamp=_rfc3339_now(), generation=1)
-            meta.pop("managedFields", None)
-            meta.pop("deletionTimestamp", None)
-            obj.pop("status", None)
-            invalid = _validate_create(res, obj, uid)
-            if invalid:
-                return _invalid(res, name, *invalid)
-            if not dry:
-                meta["resourceVersion"] = str(self._store.next_rv())
-                self._store.replace(obj)
-            return _json_response(201, obj)
-
-    def _update(self, res: _Resource, namespace: str, name: str, req: _Request) -> _Response:
-        """PUT: replace, with the resourceVersion precondition and the same
-        immutability rules as PATCH."""
-        dry, obj, bad = self._write_request(res, namespace, req)
-        if bad is not None:
-            return bad
-        with self._lock:
-            current = self._store.get(res, namespace, name)
-            if current is None:
-                return self._not_found(res, name)
-            meta, old_meta = obj["metadata"], current["metadata"]
-            if meta.get("name") != name:
-                return _status_response(400, f"the name of the object ({meta.get('name')}) does not match the "
-                                             f"name on the URL ({name})")
-            if meta.get("resourceVersion") and meta["resourceVersion"] != old_meta.get("resourceVersion"):
-                return _status_response(
-                    409, f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has been modified; '
-                    "please apply your changes to the latest version and try again",
-                    details=_details(res.plural, res.group, name))
-            for key in ("uid", "creationTimestamp"):
-                if key in old_meta:
-                    meta[key] = old_meta[key]
-            invalid = _immutable_change(res, current, obj)
-            if invalid:
-                return _invalid(res, name, *invalid)
-            meta["resourceVersion"] = old_meta.get("resourceVersion")
-            if not dry:
-                meta["resourceVersion"] = str(self._store.next_rv())
-                self._store.replace(obj)
-            return _json_response(200, obj)
