@@ -52,3 +52,4 @@ def index() -> list[dict[str, str]]:
 
 def closest(code: str) -> list[str]:
     return difflib.get_close_matches(code, list(CODES), n=3, cutoff=0.5)
+

@@ -105,3 +105,15 @@ def test_checks_report_only_what_they_declare(scenario, monkeypatch):
     wrong = {name: sorted(codes - set(by_name[name].codes) - set(by_name[name].also)) for name, codes in seen.items()}
     assert {k: v for k, v in wrong.items() if v} == {}
     assert {f.code for f in d.findings} <= set().union(*seen.values()), "a finding made outside the checks"
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_runbook_debug_names_the_check_that_decides_a_code(cli, code):
+    spec = registry.deciding(code)
+    r = cli("runbook", code, "--debug")
+    assert r.code == 0, r.err
+    assert f"Decided by: {spec.name} ({spec.target} check, {spec.where})" in r.out
+    doc = cli("runbook", code, "-o", "json").json()
+    assert doc["checks"]["decidedBy"] == {"name": spec.name, "target": spec.target, "where": spec.where}
+    assert [s["name"] for s in doc["checks"]["alsoReportedBy"]] == [s.name for s in registry.reporting(code)]
+    assert "Decided by" not in cli("runbook", code).out     # only with --debug

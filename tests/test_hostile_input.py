@@ -99,7 +99,10 @@ def test_snapshot_loader_and_engine_survive_arbitrary_objects(tmp_path, objects)
     from gpuctl.reports.capacity import capacity_report
     from gpuctl.reports.pending import pending_report
 
-    capacity_report(snap)
+    try:
+        capacity_report(snap)
+    except SourceError:
+        pass   # nothing to count GPUs on: the one clear error `nodes capacity` gives
     pending_report(snap, None)
     for key, pod in list(snap.pods.items())[:3]:
         ns, name = key.split("/", 1)

@@ -5,7 +5,7 @@ module and a line here; each finding code has its one room (``codes``), and
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from . import node_health, pending, pod_state, runtime, workload
 from .base import CheckSpec
@@ -62,3 +62,13 @@ def deciding(code: str) -> Optional[CheckSpec]:
 def reporting(code: str) -> list[CheckSpec]:
     """The other checks that may report ``code``, decided elsewhere."""
     return [s for s in SPECS if code in s.also]
+
+
+def rooms(code: str) -> dict[str, Any]:
+    """Which check decides ``code`` and which others also report it, with the file
+    and function each is in (``gpuctl runbook CODE --debug``, docs/architecture.md)."""
+    def row(spec: CheckSpec) -> dict[str, str]:
+        return {"name": spec.name, "target": spec.target, "where": spec.where}
+
+    spec = deciding(code)
+    return {"decidedBy": row(spec) if spec else None, "alsoReportedBy": [row(s) for s in reporting(code)]}

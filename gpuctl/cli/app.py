@@ -80,7 +80,7 @@ def _error(message: str) -> None:
 # The full command paths, and the options every command of a cluster takes: kubectl
 # users put them first (`gpuctl -n ml diagnose pod x`, `gpuctl --context prod nodes capacity`).
 COMMAND_PATHS = {("diagnose", "pod"), ("diagnose", "node"), ("diagnose", "pending"), ("nodes", "capacity"),
-                 ("snapshot", "save"), ("node", "probe"), ("runbook",), ("label-nodes",)}
+                 ("snapshot", "save"), ("snapshot", "serve"), ("node", "probe"), ("runbook",), ("label-nodes",)}
 LEADING_WITH_VALUE = {"--kubeconfig", "--context", "-n", "--namespace", "-o", "--output", "--snapshot",
                       "--request-timeout", "--as", "--token", "-l", "--selector"}
 LEADING_FLAGS = {"--no-color", "-A", "--all-namespaces"}

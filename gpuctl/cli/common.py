@@ -1,17 +1,23 @@
-"""Options every command accepts after the subcommand (docs/commands.md),
-and the two ways to get a Snapshot: a live cluster or ``--snapshot PATH``.
+"""What every command shares: the options it accepts after the subcommand
+(docs/commands.md), defined once and added to a command by ``@common_options``;
+the ``Common`` they make; ``Source``, the two ways to get a Snapshot (a live
+cluster or ``--snapshot PATH``); and ``emit``, the document out in the format
+``-o`` asks for.
 
 Heavy modules (kubernetes, msgspec, the checks) are imported inside functions so
 ``gpuctl --help`` stays instant."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
-from typing import Optional
+from typing import Any, Callable, Iterator, Optional
 
 import typer
 from typing_extensions import Annotated
@@ -24,6 +30,16 @@ class Output(str, Enum):
     wide = "wide"
     json = "json"
     yaml = "yaml"
+    markdown = "markdown"
+
+
+class ReportOutput(str, Enum):
+    """-o of the cluster reports (nodes capacity, diagnose pending)."""
+    table = "table"
+    wide = "wide"
+    json = "json"
+    yaml = "yaml"
+    csv = "csv"
     markdown = "markdown"
 
 
@@ -170,3 +186,174 @@ def load_offline(path: str):
     from ..collect.files import load_snapshot
 
     return load_snapshot(path)
+
+
+# ------------------------------------------------------------------ the shared options, once
+
+# Each shared option: its definition and default. A command names the ones it takes.
+SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "snapshot": (SnapshotOpt, None),
+    "kubeconfig": (KubeconfigOpt, None),
+    "context": (ContextOpt, None),
+    "request_timeout": (TimeoutOpt, 15.0),
+    "no_color": (NoColorOpt, False),
+    "as_user": (AsOpt, None),
+    "token": (TokenOpt, None),
+}
+CLUSTER_OPTIONS = tuple(SHARED_OPTIONS)     # commands that read a cluster (or its snapshot)
+LOCAL_OPTIONS = ("no_color",)               # commands that read nothing of a cluster
+OWN_FIELDS = ("namespace", "output")        # Common's fields whose help and place are the command's
+
+
+def common_options(*names: str, after: str = "output") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command the shared options ``names`` (default: CLUSTER_OPTIONS), in
+    this order right after its own parameter ``after``, and ``--debug`` last, in the
+    signature Typer reads. The command's first parameter, ``opts``, receives them as
+    one ``Common``, with the command's own ``namespace`` and ``output`` (declared
+    where and with the help the command wants; it receives them as well). Every
+    command starts the same way: ``set_debug`` first."""
+    names = names or CLUSTER_OPTIONS
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn, eval_str=True)
+        own = [p for p in sig.parameters.values() if p.name != "opts"]
+        shared = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=SHARED_OPTIONS[n][0],
+                                    default=SHARED_OPTIONS[n][1]) for n in names]
+        at = next(i + 1 for i, p in enumerate(own) if p.name == after)
+        debug = inspect.Parameter("debug", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=DebugOpt, default=False)
+        params = own[:at] + shared + own[at:] + [debug]
+
+        @functools.wraps(fn)
+        def command(**kwargs: Any) -> Any:
+            flag = kwargs.pop("debug")
+            set_debug(flag)
+            values = {n: kwargs.pop(n) for n in names}
+            values.update({f: kwargs[f] for f in OWN_FIELDS if f in kwargs})
+            return fn(Common(debug=flag, **values), **kwargs)
+
+        command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        if sig.return_annotation is not inspect.Signature.empty:
+            command.__annotations__["return"] = sig.return_annotation
+        return command
+
+    return decorate
+
+
+# ------------------------------------------------------------------ snapshot or live
+
+
+class Source:
+    """Where a command's Snapshot comes from: ``--snapshot PATH``, read offline, or
+    the live cluster, through one API client made on first use (``api``; None
+    offline)."""
+
+    def __init__(self, opts: Common):
+        self.opts = opts
+        self._api = None
+
+    @property
+    def offline(self) -> bool:
+        return bool(self.opts.snapshot)
+
+    @property
+    def api(self):
+        if self._api is None and not self.offline:
+            self._api = self.opts.api()
+        return self._api
+
+    def namespace(self, all_namespaces: bool = False, pod: Optional[str] = None) -> Optional[str]:
+        """-n, else the context's namespace (live) or 'default'. With -A: None (every
+        namespace); for a pod name, live, the namespace the cluster finds it in
+        (offline it is found in the snapshot once read)."""
+        if not all_namespaces:
+            return self.opts.resolve_namespace(self.api)
+        if pod is None or self.offline:
+            return None
+        from ..collect.live import find_pod_namespace
+
+        return find_pod_namespace(self.api, pod)
+
+    def snapshot(self, collector: str, spinner: bool = False, probes: Optional[list[str]] = None, **args: Any):
+        """The Snapshot. Live: ``gpuctl.collect.live.<collector>(api, **args)``, with
+        a spinner on a terminal when ``spinner`` (the collector takes ``progress``).
+        Offline: the ``--snapshot``, narrowed by ``args['selector']`` as the API server
+        would. Either way the probe documents ``probes`` join it."""
+        if self.offline:
+            snap = load_offline(self.opts.snapshot)
+            if args.get("selector"):
+                keep_selected(snap, args["selector"])
+        else:
+            from ..collect import live
+
+            collect = getattr(live, collector)
+            if spinner:
+                with progress(self.opts) as say:
+                    snap = collect(self.api, progress=say, **args)
+            else:
+                snap = collect(self.api, **args)
+        add_probes(snap, probes)
+        return snap
+
+
+@contextmanager
+def progress(opts: Common) -> Iterator:
+    """A spinner on stderr while a large cluster is read, only on a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    with opts.console(stderr=True).status("reading the cluster") as status:
+        yield lambda msg: status.update(msg)
+
+
+def keep_selected(snap, selector: str) -> None:
+    """Apply a label selector to a snapshot's nodes, as the API server would."""
+    from ..model.selectors import parse_label_selector
+
+    try:
+        reqs = parse_label_selector(selector)
+    except ValueError as e:
+        from ..errors import UsageError
+
+        raise UsageError(f"invalid label selector {selector!r}: {e}") from None
+    snap.nodes = {k: n for k, n in snap.nodes.items() if all(r.matches(n.metadata.labels) for r in reqs)}
+
+
+def add_probes(snap, paths: Optional[list[str]]) -> None:
+    """Probe documents given on the command line join the snapshot, by node name."""
+    import json
+
+    from ..errors import SourceError
+
+    for path in paths or []:
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            raise SourceError(f"probe {path}: cannot be read ({e})") from None
+        if not isinstance(doc, dict) or doc.get("schema") != "gpuctl/probe/v1" or not isinstance(doc.get("node"), str):
+            raise SourceError(f"probe {path}: not a gpuctl/probe/v1 document with a node name")
+        snap.probes[doc["node"]] = doc
+
+
+# ------------------------------------------------------------------ the document out
+
+
+def emit(opts: Common, doc: Any, table: Callable[[Any, bool], None], markdown: Optional[Callable[[], str]] = None,
+         csv: Optional[Callable[[], None]] = None) -> None:
+    """A command's result in the format ``opts.output`` names: json and yaml, the
+    document ``doc`` (a function making it is called only then); markdown, the text
+    ``markdown()`` makes; csv, what ``csv()`` writes; table and wide,
+    ``table(console, wide)``."""
+    fmt = getattr(opts.output, "value", opts.output)
+    if fmt in ("json", "yaml"):
+        from ..render.data import dump_json, dump_yaml
+
+        (dump_json if fmt == "json" else dump_yaml)(doc() if callable(doc) else doc)
+    elif fmt == "markdown" and markdown is not None:
+        sys.stdout.write(markdown())
+    elif fmt == "csv" and csv is not None:
+        csv()
+    else:
+        wide = fmt == "wide"
+        table(opts.console(wide=wide), wide)

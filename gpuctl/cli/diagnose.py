@@ -8,56 +8,32 @@ import typer
 from typing_extensions import Annotated
 
 from .complete import complete_node, complete_pod
-from .nodes import PendingOutputOpt, ReportOutput
-from .common import (AsOpt, Common, ContextOpt, DebugOpt, KubeconfigOpt, NamespaceOpt, NoColorOpt, Output, OutputOpt,
-                     SnapshotOpt, TimeoutOpt, TokenOpt, load_offline, set_debug, valid_name)
+from .common import (Common, NamespaceOpt, Output, OutputOpt, ReportOutput, Source, add_probes, common_options, emit,
+                     valid_name)
 
 DcgmOpt = Annotated[Optional[str], typer.Option("--dcgm-url", help="Read DCGM exporter metrics from this URL (e.g. http://10.0.3.7:9400/metrics) instead of through the API server's pod proxy.", show_default=False)]
 PromOpt = Annotated[Optional[str], typer.Option("--prometheus-url", help="Read DCGM metrics from this Prometheus (PromQL over its HTTP API) instead of the exporter pod.", show_default=False)]
 
 ProbeOpt = Annotated[Optional[list[str]], typer.Option("--probe", help="A probe document (gpuctl node probe -o json, run on a node) to read with the cluster; repeatable.", show_default=False)]
-
-
-def add_probes(snap, paths: Optional[list[str]]) -> None:
-    """Probe documents given on the command line join the snapshot, by node name."""
-    import json
-
-    from ..errors import SourceError
-
-    for path in paths or []:
-        try:
-            with open(path, encoding="utf-8") as f:
-                doc = json.load(f)
-        except (OSError, ValueError) as e:
-            raise SourceError(f"probe {path}: cannot be read ({e})") from None
-        if not isinstance(doc, dict) or doc.get("schema") != "gpuctl/probe/v1" or not isinstance(doc.get("node"), str):
-            raise SourceError(f"probe {path}: not a gpuctl/probe/v1 document with a node name")
-        snap.probes[doc["node"]] = doc
-
+NodeOutputOpt = Annotated[Output, typer.Option("--output", "-o", help="Output format: table, wide (every check and all evidence), json, yaml, markdown.", case_sensitive=False)]
+PendingOutputOpt = Annotated[ReportOutput, typer.Option("--output", "-o", help="Output format: table, wide (every pod and every fix of each group), json, yaml, markdown (csv is refused: groups are not rows).", case_sensitive=False)]
 
 app = typer.Typer(help="Explain why a GPU pod or workload is not running, with fixes.", no_args_is_help=True, rich_markup_mode=None)
 
 
 @app.command("pod")
+@common_options()
 def pod(
+    opts: Common,
     target: Annotated[str, typer.Argument(help="Pod name, NAMESPACE/NAME, or KIND/NAME for a workload (job, deployment, statefulset, replicaset, daemonset, pytorchjob, mpijob, jobset, vcjob, podgroup, workload); kind.group/name as kubectl get -o name prints it works too.", show_default=False, autocompletion=complete_pod)],
     namespace: NamespaceOpt = None,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Find the pod NAME in every namespace (one match is diagnosed; several are listed).")] = False,
     output: OutputOpt = Output.table,
-    snapshot: SnapshotOpt = None,
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    request_timeout: TimeoutOpt = 15.0,
-    no_color: NoColorOpt = False,
-    as_user: AsOpt = None,
-    token: TokenOpt = None,
     dcgm_url: DcgmOpt = None,
     prometheus_url: PromOpt = None,
     probe: ProbeOpt = None,
-    debug: DebugOpt = False,
 ) -> int:
     """Diagnose a Pending or failing GPU pod: scheduler events, every node against the pod, device plugins, quotas and queues."""
-    set_debug(debug)
     from ..engine import diagnose, find_pod_anywhere, parse_target
     from ..errors import UsageError
 
@@ -68,102 +44,72 @@ def pod(
         valid_name("namespace", target_ns)
         if namespace and namespace != target_ns:
             raise UsageError(f"{target} names namespace {target_ns} but -n says {namespace}")
-        namespace, target = target_ns, name
+        opts.namespace, target = target_ns, name
     if all_namespaces and (target_ns is not None or kind not in (None, "pod")):
         raise UsageError("-A finds a pod by NAME in every namespace; give a bare pod name")
     if kind == "pod":
         kind, target = None, name
-    opts = Common(kubeconfig, context, namespace, output, snapshot, request_timeout, no_color, as_user, token, debug)
     valid_name("pod" if kind is None else kind, name)
-    if snapshot:
-        snap = load_offline(snapshot)
-        ns = find_pod_anywhere(snap, name) if all_namespaces else opts.resolve_namespace()
+    src = Source(opts)
+    ns = src.namespace(all_namespaces, pod=name)
+    if kind is None:
+        snap = src.snapshot("collect_for_pod", ns=ns, name=name, dcgm_url=dcgm_url, prometheus_url=prometheus_url)
     else:
-        from ..collect.live import collect_for_pod, collect_for_workload, find_pod_namespace
-
-        api = opts.api()
-        ns = find_pod_namespace(api, name) if all_namespaces else opts.resolve_namespace(api)
-        if kind is None:
-            snap = collect_for_pod(api, ns, name, dcgm_url=dcgm_url, prometheus_url=prometheus_url)
-        else:
-            snap = collect_for_workload(api, ns, kind, name)
+        snap = src.snapshot("collect_for_workload", ns=ns, alias=kind, name=name)
+    if ns is None:      # -A over a snapshot: the pod is looked for in it
+        ns = find_pod_anywhere(snap, name)
     add_probes(snap, probe)
     diagnosis = diagnose(snap, ns, target)
-    emit(diagnosis, opts, snap)
+    show(diagnosis, opts, snap)
     return diagnosis.exit_code
 
 
-NodeOutputOpt = Annotated[Output, typer.Option("--output", "-o", help="Output format: table, wide (every check and all evidence), json, yaml, markdown.", case_sensitive=False)]
-
-
 @app.command("node")
+@common_options()
 def node(
+    opts: Common,
     name: Annotated[str, typer.Argument(help="Node name.", show_default=False, autocompletion=complete_node)],
     output: NodeOutputOpt = Output.table,
-    snapshot: SnapshotOpt = None,
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    request_timeout: TimeoutOpt = 15.0,
-    no_color: NoColorOpt = False,
-    as_user: AsOpt = None,
-    token: TokenOpt = None,
     dcgm_url: DcgmOpt = None,
     prometheus_url: PromOpt = None,
     probe: ProbeOpt = None,
-    debug: DebugOpt = False,
 ) -> int:
     """Is this node's GPU stack healthy? GPUs expected vs advertised, device plugin and operator pods, driver/CUDA, MIG, Xid and ECC."""
-    set_debug(debug)
     valid_name("node", name)
-    opts = Common(kubeconfig, context, None, output, snapshot, request_timeout, no_color, as_user, token, debug)
     from ..engine import diagnose_node
 
-    if snapshot:
-        snap = load_offline(snapshot)
-    else:
-        from ..collect.live import collect_for_node
-
-        snap = collect_for_node(opts.api(), name, dcgm_url=dcgm_url, prometheus_url=prometheus_url)
-    add_probes(snap, probe)
+    snap = Source(opts).snapshot("collect_for_node", name=name, dcgm_url=dcgm_url, prometheus_url=prometheus_url,
+                                 probes=probe)
     diagnosis = diagnose_node(snap, name)
-    emit(diagnosis, opts, snap)
+    show(diagnosis, opts, snap)
     return diagnosis.exit_code
 
 
 @app.command("pending")
+@common_options()
 def pending(
+    opts: Common,
     namespace: NamespaceOpt = None,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace of the cluster.")] = False,
     output: PendingOutputOpt = ReportOutput.table,
-    snapshot: SnapshotOpt = None,
-    kubeconfig: KubeconfigOpt = None,
-    context: ContextOpt = None,
-    request_timeout: TimeoutOpt = 15.0,
-    no_color: NoColorOpt = False,
-    as_user: AsOpt = None,
-    token: TokenOpt = None,
-    debug: DebugOpt = False,
 ) -> int:
     """Every Pending GPU pod of the namespace (-A: the cluster), grouped by cause, biggest group first."""
-    set_debug(debug)
-    from .nodes import progress, write_report
-
-    opts = Common(kubeconfig, context, namespace, no_color=no_color, request_timeout=request_timeout, as_user=as_user, token=token)
     from ..reports.pending import pending_report
+    from ..render import capacity as R
 
-    if snapshot:
-        snap = load_offline(snapshot)
-        ns = None if all_namespaces else opts.resolve_namespace()
-    else:
-        from ..collect.live import collect_cluster
-
-        api = opts.api()
-        ns = None if all_namespaces else opts.resolve_namespace(api)
-        with progress(opts) as say:
-            snap = collect_cluster(api, namespace=ns, for_pending=True, progress=say)
+    src = Source(opts)
+    ns = src.namespace(all_namespaces)
+    snap = src.snapshot("collect_cluster", spinner=True, namespace=ns, for_pending=True)
     doc, code = pending_report(snap, ns)
-    write_report(doc, output, opts, "pending")
+    emit(opts, doc, lambda console, wide: R.render_pending(doc, console, wide=wide),
+         markdown=lambda: R.pending_markdown(doc), csv=_no_csv)
     return code
+
+
+def _no_csv() -> None:
+    from ..errors import UsageError
+
+    raise UsageError("-o csv is for nodes capacity; use json, yaml, markdown or table")
 
 
 def document(diagnosis, snap=None) -> dict:
@@ -177,22 +123,17 @@ def document(diagnosis, snap=None) -> dict:
     return doc
 
 
-def emit(diagnosis, opts: Common, snap=None) -> None:
-    import sys
+def show(diagnosis, opts: Common, snap=None) -> None:
+    """The diagnosis in the format -o names (rich rendering imported only for it)."""
 
-    if opts.output == Output.json:
-        from ..render.data import dump_json
-
-        dump_json(document(diagnosis, snap), sys.stdout)
-    elif opts.output == Output.yaml:
-        from ..render.data import dump_yaml
-
-        dump_yaml(document(diagnosis, snap), sys.stdout)
-    elif opts.output == Output.markdown:
-        from ..render.diagnosis import render_markdown
-
-        sys.stdout.write(render_markdown(diagnosis) + "\n")
-    else:
+    def table(console, wide: bool) -> None:
         from ..render.diagnosis import render_diagnosis
 
-        render_diagnosis(diagnosis, opts.console(wide=opts.wide), wide=opts.wide)
+        render_diagnosis(diagnosis, console, wide=wide)
+
+    def markdown() -> str:
+        from ..render.diagnosis import render_markdown
+
+        return render_markdown(diagnosis) + "\n"
+
+    emit(opts, lambda: document(diagnosis, snap), table, markdown)

@@ -28,7 +28,8 @@ from ..model.matching import node_selector_mismatches, required_affinity_matches
 from ..model.objects import Node, Unreadable
 from ..model.quantity import parse_quantity
 from ..model.requests import request_of
-from ..model.snapshot import Snapshot, unreadable_dicts
+from ..errors import SourceError
+from ..model.snapshot import NODES, PODS, Snapshot, unreadable_dicts
 
 POOL_LABELS = ("gpu-type", "nvidia.com/gpu.product", "node.kubernetes.io/instance-type")
 _DRIVER_RE = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
@@ -304,6 +305,19 @@ def _consolidation(snap: Snapshot, rows: list[Row], pods_by_node: dict[str, list
 
 
 def capacity_report(snap: Snapshot, pool_label: Optional[str] = None, wide: bool = False) -> dict[str, Any]:
+    """The ``nodes capacity`` document; what could not be read is in ``not_read``.
+    Without the nodes or their pods every count would be wrong: a SourceError."""
+    for gap_key in (NODES, PODS):
+        if gap_key in snap.gaps:
+            raise SourceError(f"cannot count GPUs: {snap.gaps[gap_key].describe()}")
+    doc = _capacity(snap, pool_label, wide)
+    gaps = [g.describe() for g in snap.gaps.values()]
+    if gaps:
+        doc["not_read"] = gaps
+    return doc
+
+
+def _capacity(snap: Snapshot, pool_label: Optional[str], wide: bool) -> dict[str, Any]:
     nodes = sorted(snap.nodes.values(), key=lambda n: n.metadata.name)
     gpu_nodes = [n for n in nodes if catalog.node_has_gpus(n.metadata.labels) is not None
                  or any(catalog.is_gpu_resource(r) for r in n.status.capacity)]

@@ -16,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..errors import TargetNotFound
 from ..knowledge import catalog
 from ..model.objects import Node
+from ..model.snapshot import Snapshot, unreadable_dicts
 
 KEYS = {"type": "gpu-type", "memory": "gpu-memory", "count": "gpu-count", "family": "gpu-family",
         "memory-gib": "gpu-memory-gib"}
@@ -128,3 +130,29 @@ def resolve_keys(prefix: str, overrides: dict[str, str]) -> dict[str, str]:
 def is_gpu_node(node: Node) -> bool:
     return catalog.node_has_gpus(node.metadata.labels) is not None or any(
         catalog.is_gpu_resource(r) for r in node.status.capacity)
+
+
+def target_nodes(snap: Snapshot, nodes: Optional[list[str]]) -> list:
+    """The nodes named (each must be there), else every GPU node, by name."""
+    if nodes:
+        missing = [n for n in nodes if n not in snap.nodes]
+        if missing:
+            raise TargetNotFound(f"node(s) not found: {', '.join(missing)}")
+        return [snap.nodes[n] for n in nodes]
+    return [n for n in sorted(snap.nodes.values(), key=lambda n: n.metadata.name) if is_gpu_node(n)]
+
+
+def labels_document(plans: list, snap, applied: bool, dry_run: Optional[str] = None) -> dict:
+    """The ``gpuctl/labels/v1`` document: each node's plan and outcome, what could
+    not be read, the nodes that were not labelled."""
+    doc = {"schema": "gpuctl/labels/v1", "nodes": [p.to_dict() for p in plans], "applied": bool(applied)}
+    if dry_run:
+        doc["dryRun"] = dry_run
+
+    unreadable = unreadable_dicts(snap.unreadable(("Node",)))
+    if unreadable:
+        doc["unreadable"] = unreadable
+    errors = [f"{p.node}: {p.result}" for p in plans if p.result and p.result.startswith(("failed", "not tried"))]
+    if errors:
+        doc["errors"] = errors
+    return doc
