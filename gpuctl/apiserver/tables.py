@@ -110,6 +110,7 @@ def _restartable(container: Mapping[str, Any]) -> bool:
 
 
 def _pod_row(pod: Mapping[str, Any], now: float) -> list:
+    """kubectl get pods' row, as kube-apiserver's printPod builds it."""
     spec, status = _dict(pod.get("spec")), _dict(pod.get("status"))
     containers, inits = _list(spec.get("containers")), _list(spec.get("initContainers"))
     conditions = _list(status.get("conditions"))
@@ -187,6 +188,12 @@ def _pod_row(pod: Mapping[str, Any], now: float) -> list:
     if restarts and last_restart is not None:
         shown_restarts = f"{restarts} ({human_duration(now - last_restart)} ago)"
 
+    return [meta.get("name", ""), f"{ready}/{total}", reason, shown_restarts, _since(meta.get("creationTimestamp"), now),
+            *_pod_wide_columns(spec, status, conditions)]
+
+
+def _pod_wide_columns(spec: Mapping[str, Any], status: Mapping[str, Any], conditions: list) -> list:
+    """IP, NODE, NOMINATED NODE, READINESS GATES."""
     ips = _list(status.get("podIPs"))
     ip = str(ips[0].get("ip") or "") if ips else ""
     gates = "<none>"
@@ -194,8 +201,7 @@ def _pod_row(pod: Mapping[str, Any], now: float) -> list:
         wanted = [g.get("conditionType") for g in _list(spec.get("readinessGates"))]
         true = sum(1 for t in wanted if any(c.get("type") == t and c.get("status") == "True" for c in conditions))
         gates = f"{true}/{len(wanted)}"
-    return [meta.get("name", ""), f"{ready}/{total}", reason, shown_restarts, _since(meta.get("creationTimestamp"), now),
-            ip or "<none>", spec.get("nodeName") or "<none>", status.get("nominatedNodeName") or "<none>", gates]
+    return [ip or "<none>", spec.get("nodeName") or "<none>", status.get("nominatedNodeName") or "<none>", gates]
 
 
 # ------------------------------------------------------------------ nodes
