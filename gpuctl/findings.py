@@ -211,6 +211,8 @@ class Diagnosis:
     checks: list[CheckResult]
     nodes: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # When no check recognised the cause: what gpuctl saw, verbatim, most telling first.
+    observed: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -226,4 +228,5 @@ class Diagnosis:
             "checks": [c.to_dict() for c in self.checks],
             "nodes": self.nodes,
             "notes": list(self.notes),
+            **({"observed": list(self.observed)} if self.observed else {}),
         }

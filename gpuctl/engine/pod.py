@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 from ..checks.context import PodContext, human_age
 from ..checks.memo import Memo
+from ..checks.observed import observed
 from ..findings import CheckResult, Diagnosis, Severity, Status
 from ..model.objects import Pod
 from ..model.snapshot import Snapshot
@@ -35,15 +36,20 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
     broken = broken_checks(snap.problems_of("Pod", pod.metadata.namespace, pod.metadata.name), pod_checks_reading)
     findings, results = run_checks(ctx, "pod", broken)
     explained = any(f.severity != Severity.INFO or f.code == "scheduling-in-progress" for f in findings)
+    complete = read_everything(snap, ctx)
+    unexplained = False
     if ctx.bound and "containers-running" in broken:
         results.append(CheckResult("containers-running", Status.ERROR, broken["containers-running"]))
     elif ctx.bound:
-        results.append(_runtime_state(ctx, explained))
+        results.append(_runtime_state(ctx, explained, complete))
+        unexplained = results[-1].status == Status.SKIPPED
     elif ctx.pending_unbound and not explained:
         age = ctx.age_seconds
+        why = ("every read succeeded and no check recognised the cause: see what gpuctl saw" if complete
+               else "no check identified why; look at its events and at the scheduler's logs")
         results.append(CheckResult("cause-identified", Status.SKIPPED,
-                                   f"the pod has been Pending for {human_age(age)} and no check identified why; "
-                                   "look at its events and at the scheduler's logs", essential=True))
+                                   f"the pod has been Pending for {human_age(age)} and {why}", essential=True))
+        unexplained = True
     data_results(snap, results)
     ranked = merge(findings)
     verdict = verdict_for(ranked, results, ctx.bound)
@@ -56,15 +62,27 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
         except Exception:
             nodes = []
     notes = []
-    if verdict == "inconclusive":
+    seen = observed(ctx) if unexplained else []
+    if verdict == "inconclusive" and unexplained and complete:
+        notes.append("The verdict is inconclusive: gpuctl read everything it needs and recognised no cause; "
+                     "what it saw is listed above, most telling first.")
+    elif verdict == "inconclusive":
         notes.append("The verdict is inconclusive: see the skipped checks for what could not be read or decided; "
                      "the findings show what the rest supports.")
-    return Diagnosis(target=pod_target(ctx), verdict=verdict, findings=ranked, checks=results, nodes=nodes, notes=notes)
+    return Diagnosis(target=pod_target(ctx), verdict=verdict, findings=ranked, checks=results, nodes=nodes, notes=notes,
+                     observed=seen)
+
+
+def read_everything(snap: Snapshot, ctx: PodContext) -> bool:
+    """Nothing the pod's diagnosis reads is missing: no data set gap, no log of this
+    pod that could not be read, no object that could not be decoded."""
+    prefix = f"{ctx.ns}/{ctx.name}/"
+    return not snap.gaps and not any(k.startswith(prefix) for k in snap.log_gaps) and not snap.unreadable()
 
 
 
 
-def _runtime_state(ctx: PodContext, explained: bool) -> CheckResult:
+def _runtime_state(ctx: PodContext, explained: bool, complete: bool = False) -> CheckResult:
     """Bound pods: healthy only when every container runs and is ready; a pod that
     is not, and that no check explained, makes the verdict inconclusive."""
     pod = ctx.pod
@@ -86,5 +104,7 @@ def _runtime_state(ctx: PodContext, explained: bool) -> CheckResult:
     if explained:
         return CheckResult("containers-running", Status.FAILED, detail)
     young = (ctx.age_seconds or 0) < 60 and pod.phase == "Pending"
+    why = ("every read succeeded and no check recognised why: see what gpuctl saw" if complete
+           else "no check identified why")
     return CheckResult("containers-running", Status.PASSED if young else Status.SKIPPED,
-                       detail + ("; just started" if young else "; no check identified why"), essential=not young)
+                       detail + ("; just started" if young else f"; {why}"), essential=not young)

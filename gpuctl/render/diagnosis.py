@@ -208,12 +208,19 @@ def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None
     findings = doc["findings"]
     if not findings:
         msg = {"healthy": "No problem found.", "inconclusive": "No cause could be confirmed: some data could not be read."}
+        if d.observed:
+            msg["inconclusive"] = "No cause recognised: gpuctl read what it needs, and no check knows this state."
         console.print(Text(msg.get(d.verdict, "No findings."), style="bold"))
     for i, f in enumerate(findings, 1):
         if i == 2:
             console.print(Text("Other findings, ranked:", style="bold underline"))
         for part in _finding_block(f, i, i == 1, wide):
             console.print(part, soft_wrap=not isinstance(part, Table))
+        console.print()
+    if d.observed:
+        console.print(Text("What gpuctl saw, most telling first:", style="bold"))
+        for line in d.observed:
+            console.print(Para("• " + line, 2, 4), soft_wrap=True)
         console.print()
     if wide and doc["nodes"]:
         console.print(_fit_table(doc["nodes"]))
@@ -281,6 +288,10 @@ def render_markdown(d: Diagnosis) -> str:
                 out += markdown_fences(fix, "   ")
             out.append("")
         out.append(f"Runbook: `{f['runbook']}`")
+        out.append("")
+    if d.observed:
+        out.append("What gpuctl saw, most telling first:")
+        out += [f"- {_md(line)}" for line in d.observed]
         out.append("")
     bad = [c for c in doc["checks"] if c["status"] in ("skipped", "error")]
     if bad:

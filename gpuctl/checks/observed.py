@@ -1,0 +1,101 @@
+"""What an expert reads next when no check recognised the cause.
+
+Not understood is not unreadable: when every read succeeded and no check explains
+the pod's state, the diagnosis is ``inconclusive`` and shows, verbatim and most
+telling first, what gpuctl saw: the scheduler's latest message, the pod's Warning
+events, its status reason and message, its containers' states (init containers
+first), and the last lines of its logs that look like errors. An unrecognised
+message is evidence, not silence."""
+
+from __future__ import annotations
+
+import re
+
+from .context import PodContext
+
+MAX_LINES = 12
+MAX_EVENTS = 5
+LOG_TAIL = 400            # lines of each log searched for errors
+LOG_ERRORS = 3            # error-like lines kept per log
+_ERRORISH = re.compile(r"(?i)\b(error|exception|fail(ed|ure)?|fatal|panic|traceback|refused|denied|cannot|unable|"
+                       r"not found|no such|killed|abort(ed)?|segmentation fault|timed? ?out)\b")
+
+
+def observed(ctx: PodContext) -> list[str]:
+    """Verbatim lines, ranked: the scheduler, Warning events, the pod's status, its
+    containers, error-like log lines. Empty when the pod shows nothing at all."""
+    lines: list[str] = []
+    lines += _scheduler(ctx)
+    lines += _warnings(ctx, skip=set(lines))
+    lines += _status(ctx)
+    lines += _containers(ctx)
+    lines += _log_errors(ctx)
+    seen: set[str] = set()
+    out = []
+    for line in lines:
+        if line not in seen:
+            seen.add(line)
+            out.append(line)
+    return out[:MAX_LINES]
+
+
+def _scheduler(ctx: PodContext) -> list[str]:
+    pod = ctx.pod
+    if pod.spec.nodeName:
+        return []
+    cond = pod.condition("PodScheduled")
+    if cond is not None and cond.status == "False" and cond.message:
+        return [f"scheduler (PodScheduled {cond.reason or 'False'}): {cond.message}"]
+    latest = next((e for e in reversed(ctx.scheduling_events) if e.message), None)
+    return [f"scheduler ({ctx.event_line(latest)})"] if latest else []
+
+
+def _warnings(ctx: PodContext, skip: set[str]) -> list[str]:
+    out = []
+    for e in reversed(ctx.events):
+        if e.type != "Warning" or (e.reason == "FailedScheduling" and any(e.message and e.message in s for s in skip)):
+            continue
+        out.append(ctx.event_line(e))
+        if len(out) == MAX_EVENTS:
+            break
+    return out
+
+
+def _status(ctx: PodContext) -> list[str]:
+    st = ctx.pod.status
+    if st.reason or st.message:
+        return [f"pod status: {st.phase or ''} {st.reason or ''}: {st.message or ''}".replace("  ", " ").strip(" :")]
+    return []
+
+
+def _containers(ctx: PodContext) -> list[str]:
+    out = []
+    for kind, statuses in (("init container", ctx.pod.status.initContainerStatuses),
+                           ("container", ctx.pod.status.containerStatuses)):
+        for cs in statuses:
+            for when, state in (("now", cs.state), ("last", cs.lastState)):
+                if state is None:
+                    continue
+                if state.waiting and (state.waiting.reason or state.waiting.message):
+                    w = state.waiting
+                    out.append(f"{kind} {cs.name} ({when}): waiting {w.reason or ''}"
+                               + (f": {w.message}" if w.message else "") + f" (restarts {cs.restartCount})")
+                elif state.terminated and (state.terminated.exitCode or state.terminated.reason not in (None, "Completed")):
+                    t = state.terminated
+                    out.append(f"{kind} {cs.name} ({when}): terminated {t.reason or ''} exit code {t.exitCode}"
+                               + (f": {t.message}" if t.message else "") + f" (restarts {cs.restartCount})")
+    return out
+
+
+def _log_errors(ctx: PodContext) -> list[str]:
+    out = []
+    names = [cs.name for cs in ctx.pod.status.initContainerStatuses] + [cs.name for cs in ctx.pod.status.containerStatuses]
+    for name in names:
+        for previous in (True, False):
+            text = ctx.snap.logs.get(ctx.ns, ctx.name, name, previous)
+            if not text:
+                continue
+            hits = [ln.strip() for ln in text.splitlines()[-LOG_TAIL:] if _ERRORISH.search(ln)]
+            for ln in hits[-LOG_ERRORS:]:
+                out.append(f"log of {name}{' (previous)' if previous else ''}: {ln[:300]}")
+    return out
