@@ -23,11 +23,13 @@ from ..findings import Finding, Fix, Severity
 from ..model.matching import STATE_TAINTS, taint_text
 from ..model.quantity import format_quantity
 from ..model.requests import pod_requests
-from ..model.snapshot import DEVICE_PLUGINS, EVENTS, NODES, PODS
+from ..model.snapshot import DAEMONSETS, DEVICE_PLUGINS, EVENTS, NODES, PODS
 from .base import Partial, check
 from .context import NodeFit, PodContext, is_mig, twin_of
 from .fixes import (DISRUPTION, add_toleration_ops, change_commands, container_index, crash_log_command, edit_commands, esc, kubectl as _kubectl,
                     rename_resource_ops, workload_ref)
+from .device_plugin import pod_problems
+from .plugin_serving import fixes as serving_fixes, serving, well_known
 from .rollback import rollback_fix, rollback_for_resource, rollback_for_selector
 
 MAX_EVIDENCE_NODES = 6
@@ -365,7 +367,7 @@ def _requested_text(ctx: PodContext, r: str) -> str:
 
 
 @check("node-fit", codes=NODE_FIT_CODES, also=["gpu-unhealthy", "preemption-in-progress"], needs=(NODES, PODS),
-       reads=(EVENTS, DEVICE_PLUGINS), applies=_pending, essential=True)
+       reads=(EVENTS, DEVICE_PLUGINS, DAEMONSETS), applies=_pending, essential=True)
 def node_fit(ctx: PodContext) -> Iterable[Finding]:
     """Every node against the pod, from current state: which resource nobody
     advertises, shortage vs fragmentation, and the constraints that keep the pod
@@ -466,6 +468,9 @@ def _unadvertised(s: _FitRun) -> Iterable[Finding]:
         dp_nodes = [f for f in fits if f.reasons and any(c in ("device-plugin-not-running", "nvml-init-failed") for c in f.reasons)]
         if dp_nodes and r in ctx.gpu_requests:
             continue  # explained below as device-plugin-not-running / nvml-init-failed
+        if well_known(r):
+            yield _not_served(s, r)
+            continue
         emitted.add("unknown-resource-name")
         close = ctx.closest_resource(r)
         advertised = sorted(x for x in ctx.advertised)
@@ -478,6 +483,23 @@ def _unadvertised(s: _FitRun) -> Iterable[Finding]:
             root_cause=True, unblocks=len(ctx.advertised.get(close, [])) if close else 0,
             disruption=DISRUPTION["unknown-resource-name"],
             fixes=_resource_name_fixes(ctx, r, close))
+
+
+def _not_served(s: _FitRun, r: str) -> Finding:
+    """A well-known GPU resource nobody advertises: why its plugin does not serve it."""
+    ctx = s.ctx
+    sv = serving(ctx, r)
+    code = "nvml-init-failed" if sv.nvml else "device-plugin-not-running"
+    s.emitted.add(code)
+    bad = [p for p in sv.pods if pod_problems(p)]
+    why = ("its device plugin runs but cannot load NVML" if sv.nvml
+           else f"the {sv.vendor} device plugin's DaemonSet does not run on the GPU nodes" if sv.blocked
+           else f"the {sv.vendor} device-plugin pod is not running" if bad
+           else f"the {sv.vendor} device-plugin pods run but register no {r}" if sv.pods
+           else f"no {sv.vendor} device plugin serves it")
+    return Finding(code, f"No node advertises {r}: {why}", evidence=sv.evidence + s.ev.get("insufficient-gpu", []),
+                   nodes=sorted({b.split(":")[0].removeprefix("node/") for _, b in sv.blocked}),
+                   root_cause=True, unblocks=1, disruption=DISRUPTION[code], fixes=serving_fixes(ctx, sv))
 
 
 def _plugin_down(s: _FitRun) -> Iterable[Finding]:
@@ -514,7 +536,8 @@ def _plugin_down(s: _FitRun) -> Iterable[Finding]:
                      Fix("Once the driver works, restart the device-plugin pod so it re-registers",
                          [f"kubectl -n {pod.metadata.namespace} delete pod {pod.metadata.name}"] if pod else [])]
         else:
-            summary = f"{_plural(len(nodes), 'GPU node')} advertise no GPUs: the device plugin is missing or not running there"
+            summary = (f"{_plural(len(nodes), 'GPU node')} advertise{'s' if len(nodes) == 1 else ''} no GPUs: "
+                       "the device plugin is missing or not running there")
             labels = ctx.snap.nodes[first].metadata.labels
             fixes = []
             if labels.get("nvidia.com/gpu.deploy.device-plugin") == "false" or labels.get("nvidia.com/gpu.deploy.operands") == "false":

@@ -231,6 +231,42 @@ class LiveCollector:
                         self.snap.log_gaps[f"{p.metadata.namespace}/{p.metadata.name}/{c.name}"] = gap_from(
                             e, f"read log of {p.metadata.name}/{c.name}", "get", "pods/log", p.metadata.namespace)
 
+    def unserved_plugins(self, pod: Pod) -> None:
+        """A well-known GPU resource the pod requests and no node advertises: the
+        device-plugin DaemonSets and pods of every known kind, cluster-wide (one list
+        each, by label selector), with the logs of a few, to say why nobody serves it."""
+        self.covered(S.DAEMONSETS)
+        if S.NODES in self.snap.gaps:
+            return
+        advertised = {r for n in self.snap.nodes.values() for r in (*n.status.capacity, *n.status.allocatable)}
+        unserved = [r for r in pod_requests(pod) if catalog.well_known_gpu_resource(r) and r not in advertised]
+        if not unserved:
+            return
+        kinds = [k for k in catalog.device_plugin_selectors() if any(catalog.plugin_serves(k, r) for r in unserved)]
+        items = self._try(S.DAEMONSETS, "list daemonsets (cluster-wide)", "list", "daemonsets",
+                          lambda: self.api.list("/apis/apps/v1/daemonsets", "DaemonSet"), group="apps")
+        for d in items or []:
+            labels = ((d.spec or {}).get("template") or {}).get("metadata", {}).get("labels") or {}
+            if catalog.labels_mark_device_plugin(labels, d.metadata.namespace) or "device-plugin" in d.metadata.name:
+                d.kind = "DaemonSet"
+                self.snap.add("DaemonSet", d)
+        found: dict[str, Pod] = {}
+        for selector in sorted({k.label_selector for k in kinds}):
+            for p in self._try(S.DEVICE_PLUGINS, f"list pods -l {selector} (cluster-wide)", "list", "pods",
+                               lambda selector=selector: self.api.list("/api/v1/pods", "Pod", {"labelSelector": selector})) or []:
+                found.setdefault(p.key, p)
+        for p in list(found.values())[:MAX_PLUGIN_LOG_NODES]:
+            self.snap.add("Pod", p)
+            for cs in p.status.containerStatuses:
+                for previous in (False, True) if cs.restartCount else (False,):
+                    try:
+                        self.snap.logs.put(p.metadata.namespace or "", p.metadata.name, cs.name, previous,
+                                           self.api.log_text(p.metadata.namespace or "", p.metadata.name, cs.name, previous))
+                    except ApiFailure:
+                        pass
+        for p in list(found.values())[MAX_PLUGIN_LOG_NODES:]:
+            self.snap.add("Pod", p)
+
     def quotas(self, ns: str) -> None:
         items = self._try(S.QUOTAS, f"list resourcequotas in {ns}", "list", "resourcequotas",
                           lambda: self.api.list(f"/api/v1/namespaces/{path_segment(ns)}/resourcequotas", "ResourceQuota"), namespace=ns)
@@ -524,6 +560,7 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None,
     if plugin_nodes:
         c.device_plugins(plugin_nodes, log_nodes)
     c.covered(S.DEVICE_PLUGINS)   # no node it may use has a troubled plugin: nothing to read
+    c.unserved_plugins(pod)
     c.quotas(ns)
     c.pod_extras(pod)
     if pod.spec.runtimeClassName:

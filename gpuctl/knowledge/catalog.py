@@ -579,3 +579,15 @@ def labels_mark_device_plugin(labels: dict[str, str], namespace: Optional[str]) 
             if not namespaces or "*" in namespaces or namespace in namespaces:
                 return True
     return False
+
+
+def plugin_serves(kind: DevicePluginKind, resource: str) -> bool:
+    """Whether this device-plugin kind serves ``resource`` (its names and patterns)."""
+    import fnmatch
+
+    return any(fnmatch.fnmatchcase(resource, pattern) for pattern in kind.resources)
+
+
+def well_known_gpu_resource(resource: str) -> bool:
+    """A name a GPU vendor's device plugin serves: never a typo, whoever advertises it."""
+    return is_gpu_resource(resource) or any(plugin_serves(k, resource) for k in device_plugin_selectors())

@@ -34,9 +34,10 @@ POOL = "pool"              # the other nodes of a node's pool (diagnose node)
 PENDING_PODS = "pending-pods"   # unbound Pending pods (who waits for a cordoned node)
 OWNERS = "owners"          # a pod's owners (ReplicaSet, Deployment: rollbacks)
 STORAGECLASSES = "storageclasses"   # read with the PVCs that name one (part of PVCS)
+DAEMONSETS = "daemonsets"  # device-plugin DaemonSets, when nobody serves a GPU resource
 # Every data set a check may declare it reads (CheckSpec.reads).
 DATA_SETS = (NODES, PODS, EVENTS, QUOTAS, DEVICE_PLUGINS, PVCS, RUNTIMECLASSES, QUEUES, DRA, LOGS, METRICS, POOL,
-             PENDING_PODS, OWNERS)
+             PENDING_PODS, OWNERS, DAEMONSETS)
 RUNTIMECLASSES_KEY = RUNTIMECLASSES
 
 

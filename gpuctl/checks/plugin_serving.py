@@ -1,0 +1,152 @@
+"""Why nobody serves a well-known GPU resource.
+
+A resource name that a GPU vendor's device plugin serves (``nvidia.com/gpu``,
+``amd.com/gpu``, ``gpu.intel.com/i915``, …: gpuctl/knowledge/device_plugins.yaml) is
+never a typo. When no node advertises it, the question is why the plugin is not
+serving it: no plugin deployed; its DaemonSet schedules no pod on the GPU nodes
+because a taint, nodeSelector or affinity keeps it off them; its pod crash-loops or
+is not ready; or it runs but its log shows it could not load NVML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..findings import Fix
+from ..knowledge import catalog
+from ..model.objects import GenericObject, Node, Pod
+from ..model.snapshot import DAEMONSETS
+from .context import PodContext
+from .device_plugin import classify_log, is_device_plugin_pod, pod_problems
+
+MAX_LINES = 8
+
+
+@dataclass
+class Serving:
+    """What the snapshot shows of the plugins that could serve a resource."""
+
+    resource: str
+    vendor: str
+    kinds: list[catalog.DevicePluginKind]
+    pods: list[Pod] = field(default_factory=list)
+    daemonsets: list[GenericObject] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    nvml: list[str] = field(default_factory=list)      # log lines: the plugin could not load NVML
+    blocked: list[tuple[str, str]] = field(default_factory=list)   # (DaemonSet ns/name, what keeps it off the nodes)
+
+
+serves = catalog.plugin_serves
+well_known = catalog.well_known_gpu_resource
+
+
+def serving(ctx: PodContext, resource: str) -> Serving:
+    kinds = [k for k in catalog.device_plugin_selectors() if serves(k, resource)]
+    vendor = kinds[0].vendor if kinds else resource.split("/", 1)[0]
+    s = Serving(resource, vendor, kinds)
+    s.evidence.append(f"no node advertises {resource}, a resource the {vendor} device plugin serves: "
+                      "a well-known name, not a typo")
+    s.pods = sorted((p for p in ctx.snap.pods.values() if not p.terminated and is_device_plugin_pod(p)
+                     and _of_vendor(p, kinds)), key=lambda p: p.key)
+    s.daemonsets = [d for d in ctx.snap.objects("DaemonSet") if _is_plugin_daemonset(d, kinds)]
+    for d in s.daemonsets:
+        _daemonset_lines(ctx, d, s)
+    for p in s.pods[:MAX_LINES]:
+        problems = pod_problems(p)
+        s.evidence += problems or [f"pod/{p.metadata.name} -n {p.metadata.namespace} on {p.spec.nodeName}: Running"]
+        for c in p.spec.containers:
+            for previous in (False, True):
+                text = ctx.snap.logs.get(p.metadata.namespace or "", p.metadata.name, c.name, previous)
+                for f in classify_log(text or ""):
+                    if f.kind == "nvml-init" and f.line not in s.nvml:
+                        s.nvml.append(f.line)
+    if s.nvml:
+        s.evidence += [f"log: {line}" for line in s.nvml[:3]]
+    if not s.pods and not s.daemonsets and DAEMONSETS not in ctx.snap.gaps:
+        looked = ", ".join(sorted({k.label_selector for k in kinds})) or "the known device-plugin labels"
+        s.evidence.append(f"no device-plugin pod or DaemonSet for {resource} found (pods labelled {looked})")
+    return s
+
+
+def _of_vendor(p: Pod, kinds: list[catalog.DevicePluginKind]) -> bool:
+    if not kinds:
+        return True
+    labels = p.metadata.labels
+    for k in kinds:
+        pairs = [x.partition("=") for x in k.label_selector.split(",")]
+        if all(labels.get(a.strip()) == b.strip() for a, _, b in pairs):
+            return True
+    return False
+
+
+def _is_plugin_daemonset(d: GenericObject, kinds: list[catalog.DevicePluginKind]) -> bool:
+    tmpl = (((d.spec or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
+    if catalog.labels_mark_device_plugin(tmpl, d.metadata.namespace):
+        return not kinds or any(all(tmpl.get(a.strip()) == b.strip() for a, _, b in
+                                    (x.partition("=") for x in k.label_selector.split(","))) for k in kinds)
+    name = d.metadata.name or ""
+    return "device-plugin" in name and any((k.daemonset or "").replace("<release>-", "") in name for k in kinds)
+
+
+def _daemonset_lines(ctx: PodContext, d: GenericObject, s: Serving) -> None:
+    from ..model.matching import node_selector_mismatches, untolerated_taints
+    from ..model.objects import Toleration
+
+    status = d.status or {}
+    ref = f"daemonset/{d.metadata.name} -n {d.metadata.namespace}"
+    desired, ready = status.get("desiredNumberScheduled"), status.get("numberReady")
+    s.evidence.append(f"{ref}: desired {desired if desired is not None else '?'}, ready {ready if ready is not None else '?'}")
+    spec = ((d.spec or {}).get("template") or {}).get("spec") or {}
+    selector = {str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()}
+    tolerations = [_toleration(t, Toleration) for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+    gpu_nodes = [n for n in ctx.snap.nodes.values() if _gpu_like(ctx, n)] or list(ctx.snap.nodes.values())
+    for n in sorted(gpu_nodes, key=lambda n: n.metadata.name)[:MAX_LINES]:
+        why = []
+        for k, have in node_selector_mismatches(selector, n).items():
+            why.append(f"its nodeSelector {k}={selector[k]} (node has {k}={have})" if have is not None
+                       else f"its nodeSelector {k}={selector[k]} (node has no {k} label)")
+        for t in untolerated_taints(n, [t for t in tolerations if t is not None]):
+            why.append(f"taint {t.key}{'=' + t.value if t.value else ''}:{t.effect} not tolerated")
+        if why:
+            s.blocked.append((ref, f"node/{n.metadata.name}: {'; '.join(why)}"))
+            s.evidence.append(f"{ref} keeps off node/{n.metadata.name}: {'; '.join(why)}")
+
+
+def _toleration(t: dict[str, Any], cls: type) -> Optional[Any]:
+    try:
+        return cls(**{k: v for k, v in t.items() if k in ("key", "operator", "value", "effect", "tolerationSeconds")})
+    except TypeError:
+        return None
+
+
+def _gpu_like(ctx: PodContext, n: Node) -> bool:
+    return ctx.gpu_evidence(n) is not None or any(
+        p.spec.nodeName == n.metadata.name and is_device_plugin_pod(p) for p in ctx.snap.pods.values())
+
+
+def fixes(ctx: PodContext, s: Serving) -> list[Fix]:
+    out = []
+    if s.blocked:
+        ref = s.blocked[0][0]
+        name, ns = ref.split(" -n ")
+        out.append(Fix(f"Let {ref} onto the GPU nodes: add the toleration or label it needs (what keeps it off is "
+                       "in the evidence)", [f"kubectl -n {ns} get {name} -o yaml | grep -A12 -E 'nodeSelector|tolerations'",
+                                            f"kubectl -n {ns} edit {name}   # spec.template.spec.tolerations / nodeSelector"],
+                       needs_judgement="which toleration or label is right for your GPU nodes is your call"))
+    bad = [p for p in s.pods if pod_problems(p)]
+    if s.nvml or bad:
+        p = (bad or s.pods)[0]
+        out.append(Fix("Read the device plugin's log on the node; fix the driver or toolkit it reports, then restart it",
+                       [f"kubectl -n {p.metadata.namespace} logs {p.metadata.name} --all-containers --tail=50",
+                        f"kubectl -n {p.metadata.namespace} delete pod {p.metadata.name}   # after the cause is fixed"]))
+    if not s.pods and not s.daemonsets:
+        if s.vendor == "nvidia":
+            out.append(Fix("Deploy the NVIDIA device plugin (or the GPU Operator, which deploys it)",
+                           ["helm repo add nvdp https://nvidia.github.io/k8s-device-plugin && helm repo update",
+                            "helm upgrade -i nvdp nvdp/nvidia-device-plugin --namespace nvidia-device-plugin --create-namespace"],
+                           needs_judgement="a cluster managed by the GPU Operator gets the plugin from its ClusterPolicy instead"))
+        else:
+            out.append(Fix(f"Deploy the {s.vendor} device plugin for {s.resource} on the GPU nodes",
+                           ["kubectl get ds -A | grep -i -E 'device-plugin|gpu'"],
+                           needs_judgement="which plugin and how is your platform's call"))
+    return out
