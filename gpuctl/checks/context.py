@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Optional
 
 from ..knowledge import catalog
+from ..knowledge.state_taints import StateTaint, state_taint
 from ..model.matching import (
     STATE_TAINTS, describe_requirement, label_selector_matches, node_selector_mismatches,
     required_affinity_matches, taint_text, untolerated_taints,
@@ -98,6 +99,7 @@ class NodeFit:
     enough_devices: bool = False     # free >= request for every requested device resource
     gpu_node: bool = False           # physically has GPUs (advertised or by labels)
     taints: list[Taint] = field(default_factory=list)   # untolerated, non-state taints
+    state_taints: list[tuple[Taint, StateTaint]] = field(default_factory=list)   # never tolerated: fix what set them
 
     def add(self, code: str, detail: str) -> None:
         if code not in self.reasons:
@@ -349,7 +351,11 @@ class PodContext:
             fit.add("node-not-ready", f"node/{name} {state}")
         for t in untolerated_taints(node, pod.spec.tolerations):
             code = STATE_TAINTS.get(t.key)
-            if code is None:
+            state = state_taint(t.key) if code is None else None
+            if state is not None:
+                fit.state_taints.append((t, state))
+                fit.add(state.code, f"node/{name} taint {taint_text(t)}: set by {state.set_by}")
+            elif code is None:
                 fit.taints.append(t)
                 fit.add("untolerated-taint", f"node/{name} taint {taint_text(t)}")
             elif code != "node-unschedulable":

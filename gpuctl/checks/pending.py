@@ -20,6 +20,7 @@ from collections import Counter
 from typing import Iterable, Optional
 
 from ..findings import Finding, Fix, Severity
+from ..knowledge.state_taints import state_taint
 from ..model.matching import STATE_TAINTS, taint_text
 from ..model.quantity import format_quantity
 from ..model.requests import pod_requests
@@ -86,7 +87,8 @@ def event_codes(ctx: PodContext) -> dict[str, list[str]]:
             continue
         code = resolve_rule(ctx, rc.code, rc.resource)
         if rc.code == "untolerated-taint" and rc.taint_key:
-            code = STATE_TAINTS.get(rc.taint_key, code)
+            state = state_taint(rc.taint_key)
+            code = STATE_TAINTS.get(rc.taint_key, state.code if state else code)
         out.setdefault(code, []).append(
             f"scheduler ({src}): {rc.count} of {fe.total_nodes} nodes: {rc.reason}")
     return out
@@ -300,14 +302,21 @@ def _fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
                      *edit_commands(ctx, "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution",
                                     _affinity_text(ctx), f"terms that admit {', '.join(names[:3]) or 'the GPU nodes'}")],
                     needs_judgement="which nodes the pod may use is your call")]
+    state = _state_taint_fixes(ctx, code, fits)
     if code == "node-unschedulable":
-        return [Fix("Check why the node was cordoned (maintenance, drain, a health controller), then uncordon it",
-                    [f"kubectl describe node {n} | grep -iA3 -E 'taints|unschedulable|annotations'" for n in names[:1]]
-                    + [f"kubectl uncordon {n}" for n in names[:5]])]
+        cordoned = [f.name for f in fits if any("cordoned" in d for d in f.details.get(code, []))]
+        if not cordoned and state:
+            return state
+        return state + [Fix("Check why the node was cordoned (maintenance, drain, a health controller), then uncordon it",
+                            [f"kubectl describe node {n} | grep -iA3 -E 'taints|unschedulable|annotations'" for n in cordoned[:1]]
+                            + [f"kubectl uncordon {n}" for n in cordoned[:5]])]
     if code == "node-not-ready":
-        return [Fix("Find out why the node is not Ready (kubelet down, network, pressure) and repair or replace it",
-                    [f"kubectl describe node {n}" for n in names[:2]]
-                    + [f"kubectl debug node/{names[0]} -it --image=busybox -- chroot /host journalctl -u kubelet --since -30m"] if names else [])]
+        ready_taints_only = all(not any("Ready=" in d for d in f.details.get(code, [])) for f in fits)
+        if state and ready_taints_only:
+            return state
+        return state + [Fix("Find out why the node is not Ready (kubelet down, network, pressure) and repair or replace it",
+                            [f"kubectl describe node {n}" for n in names[:2]]
+                            + [f"kubectl debug node/{names[0]} -it --image=busybox -- chroot /host journalctl -u kubelet --since -30m"] if names else [])]
     if code in ("insufficient-cpu", "insufficient-memory", "insufficient-resource"):
         res = {"insufficient-cpu": "cpu", "insufficient-memory": "memory"}.get(code) or _lacking(fits, code)
         idx, current = _largest_request(ctx, res)
@@ -674,6 +683,19 @@ def _constraints(s: _FitRun) -> Iterable[Finding]:
         yield Finding(code, summary, evidence=lines + ev.get(code, []),
                       nodes=_names(alone or blocked), root_cause=bool(alone), unblocks=len(alone),
                       disruption=DISRUPTION.get(code, 2), fixes=_fixes(ctx, code, alone or blocked))
+
+
+def _state_taint_fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
+    """A taint that is state (not ready yet, being removed, quarantined) is never
+    tolerated: the fix is to finish or repair what set it."""
+    seen: dict[str, list[str]] = {}
+    for f in fits:
+        for t, state in f.state_taints:
+            if state.code == code:
+                seen.setdefault(state.fix, []).append(f"{f.name} ({taint_text(t)}, set by {state.set_by})")
+    return [Fix(f"Do not tolerate it: {fix} ({'; '.join(nodes[:3])})",
+                [f"kubectl describe node {nodes[0].split(' ')[0]} | grep -iA5 -E 'taints|conditions'"])
+            for fix, nodes in seen.items()]
 
 
 def _freed_by_preemption(ctx: PodContext, resource: str) -> Optional[float]:
