@@ -93,3 +93,25 @@ def test_a_made_up_name_is_still_a_typo(cli, tmp_path):
     snap = _snap(tmp_path, gpu_node("gpu-1", gpus=8), pod("train", "ml", gpus=1, resource="nvidia.com/gpus"))
     top = _diagnose(cli, snap)["findings"][0]
     assert top["code"] == "unknown-resource-name" and "nvidia.com/gpu?" in top["summary"]
+
+
+def test_an_admission_reject_says_whether_the_owner_replaced_it(cli, tmp_path, serve):
+    """Kubelet admission failures (capability 8): a rejected Job pod and its Running
+    successor: the finding says the owner already replaced it, offline and live."""
+    msg = ("Pod was rejected: Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. "
+           "Requested: 1, Available: 0, which is unexpected")
+    labels = {"job-name": "train", "batch.kubernetes.io/job-name": "train"}
+    rejected = pod("train-a", "ml", gpus=1, phase="Failed", node="gpu-1", labels=labels, owner=("Job", "train"),
+                   reason="UnexpectedAdmissionError", message=msg, statuses=[], created="2026-11-19T09:00:00Z")
+    newer = pod("train-b", "ml", gpus=1, phase="Running", node="gpu-1", labels=labels, owner=("Job", "train"),
+                created="2026-11-19T09:01:00Z")
+    snap = _snap(tmp_path, gpu_node("gpu-1", gpus=8), rejected, newer)
+    _, kc = serve(snap)
+    for where in (["--snapshot", str(snap)], ["--kubeconfig", kc]):
+        doc = cli("diagnose", "pod", "train-a", "-n", "ml", *where, "-o", "json").json()
+        top = doc["findings"][0]
+        assert top["code"] == "unexpected-admission-error"
+        assert "already replaced it: train-b is Running" in top["summary"], (where, top["summary"])
+    alone = _snap(tmp_path / "alone", gpu_node("gpu-1", gpus=8), rejected)
+    top = cli("diagnose", "pod", "train-a", "-n", "ml", "--snapshot", str(alone), "-o", "json").json()["findings"][0]
+    assert any("has not replaced it" in e for e in top["evidence"])

@@ -13,7 +13,7 @@ from typing import Iterable, Optional
 
 from ..findings import Finding, Fix, Severity
 from ..knowledge.runtime import codes_in
-from ..model.snapshot import DEVICE_PLUGINS, EVENTS, LOGS, METRICS, NODES, RUNTIMECLASSES
+from ..model.snapshot import DEVICE_PLUGINS, EVENTS, LOGS, METRICS, NODES, OWNERS, RUNTIMECLASSES
 from .base import DataUnavailable, check
 from .context import PodContext
 from .device_plugin import device_plugin_state
@@ -79,7 +79,7 @@ def _node_ref(ctx: PodContext) -> str:
 # ------------------------------------------------------------------ admission
 
 
-@check("device-admission", codes=["unexpected-admission-error"], reads=(EVENTS,), applies=_bound)
+@check("device-admission", codes=["unexpected-admission-error"], reads=(EVENTS, OWNERS), applies=_bound)
 def device_admission(ctx: PodContext) -> Iterable[Finding]:
     """UnexpectedAdmissionError: the kubelet's device manager could not allocate
     the pod's GPUs (unregistered resource after a restart, unhealthy devices, a
@@ -99,12 +99,33 @@ def device_admission(ctx: PodContext) -> Iterable[Finding]:
             cap, alloc = n.status.capacity.get(r, 0), n.status.allocatable.get(r, 0)
             evidence.append(f"node/{node} {r}: capacity {cap}, allocatable {alloc}")
     ref = workload_ref(ctx)
-    yield Finding("unexpected-admission-error", f"The kubelet on {node} refused the pod's GPUs: {detail}",
+    replaced = _replacement(ctx)
+    summary = f"The kubelet on {node} refused the pod's GPUs: {detail}"
+    if replaced is not None:
+        summary += f" (its owner has already replaced it: {replaced.metadata.name} is {replaced.phase})"
+        evidence.append(f"pod/{replaced.metadata.name}: {replaced.phase} on {replaced.spec.nodeName or 'no node yet'}, "
+                        f"created {replaced.metadata.creationTimestamp} by the same owner")
+    elif ctx.pod.metadata.ownerReferences:
+        evidence.append(f"no newer pod of {ref} was found: the owner has not replaced it")
+    yield Finding("unexpected-admission-error", summary,
                   evidence=evidence, nodes=[node], root_cause=True, disruption=1,
                   fixes=[Fix("Check the node's device plugin and GPUs, then delete the Failed pod so its controller "
                              "creates a new one (rejected pods are never retried)",
                              [f"gpuctl diagnose node {node}",
                               f"kubectl -n {ctx.ns} delete pod {ctx.name}" + ("" if ref.startswith("pod/") else f"   # {ref} re-creates it")])])
+
+
+def _replacement(ctx: PodContext):
+    """A newer pod of the same owner (a Job or ReplicaSet re-creates a rejected pod),
+    preferring a Running one; None when the pod has no owner or none was made."""
+    owners = {o.uid or o.name for o in ctx.pod.metadata.ownerReferences if o.controller is not False}
+    if not owners:
+        return None
+    mine = ctx.pod.metadata.creationTimestamp or ""
+    siblings = [p for p in ctx.snap.pods.values() if p is not ctx.pod and p.metadata.namespace == ctx.pod.metadata.namespace
+                and {o.uid or o.name for o in p.metadata.ownerReferences} & owners
+                and (p.metadata.creationTimestamp or "") >= mine and p.status.reason not in ADMISSION_REASONS]
+    return min(siblings, key=lambda p: (p.phase != "Running", p.metadata.creationTimestamp or ""), default=None)
 
 
 # ------------------------------------------------------------------ container start

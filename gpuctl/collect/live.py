@@ -231,6 +231,25 @@ class LiveCollector:
                         self.snap.log_gaps[f"{p.metadata.namespace}/{p.metadata.name}/{c.name}"] = gap_from(
                             e, f"read log of {p.metadata.name}/{c.name}", "get", "pods/log", p.metadata.namespace)
 
+    def replacements(self, pod: Pod) -> None:
+        """A Failed pod's siblings (one list by the label its controller stamps,
+        job-name or pod-template-hash): whether the owner already replaced it."""
+        self.covered(S.OWNERS)
+        if pod.phase != "Failed" or not pod.metadata.ownerReferences:
+            return
+        labels = pod.metadata.labels
+        key = next((k for k in ("batch.kubernetes.io/job-name", "job-name", "pod-template-hash",
+                                "controller-revision-hash") if labels.get(k)), None)
+        if key is None:
+            return
+        ns = pod.metadata.namespace or "default"
+        for p in self._try(S.OWNERS, f"list pods {key}={labels[key]}", "list", "pods",
+                           lambda: self.api.list(f"/api/v1/namespaces/{path_segment(ns)}/pods", "Pod",
+                                                 {"labelSelector": f"{key}={labels[key]}"}),
+                           namespace=ns) or []:
+            if p.key not in self.snap.pods:
+                self.snap.add("Pod", p)
+
     def unserved_plugins(self, pod: Pod) -> None:
         """A well-known GPU resource the pod requests and no node advertises: the
         device-plugin DaemonSets and pods of every known kind, cluster-wide (one list
@@ -544,6 +563,7 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None,
     c.snap.add("Pod", pod)
     c.events(ns, "Pod", name, pod.metadata.uid or None)
     c.owner_objects(pod)
+    c.replacements(pod)
     c.nodes()
     if pod.spec.nodeName:
         c.bound_pods([pod.spec.nodeName])
