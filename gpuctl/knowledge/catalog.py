@@ -588,6 +588,13 @@ def plugin_serves(kind: DevicePluginKind, resource: str) -> bool:
     return any(fnmatch.fnmatchcase(resource, pattern) for pattern in kind.resources)
 
 
+def served_resource_names() -> tuple[str, ...]:
+    """Accelerator and GPU-sharing resources a vendor's plugin serves that do not
+    count whole GPUs (device_plugins.yaml served_resources)."""
+    return tuple(str(r["name"]) for r in _plugins().get("served_resources") or [])
+
+
 def well_known_gpu_resource(resource: str) -> bool:
     """A name a GPU vendor's device plugin serves: never a typo, whoever advertises it."""
-    return is_gpu_resource(resource) or any(plugin_serves(k, resource) for k in device_plugin_selectors())
+    return (is_gpu_resource(resource) or resource in served_resource_names()
+            or any(plugin_serves(k, resource) for k in device_plugin_selectors()))

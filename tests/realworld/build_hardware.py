@@ -326,6 +326,9 @@ def mineru_426_bad_card() -> Case:
                           "error the GPU stayed unusable until the server was rebooted, then swapped in an identical "
                           "card and the error was gone: the card was broken.",
                target={"pod": f"{ns}/{name}"}, k8s="v1.29",
+               known_miss="gpuctl ranks crash-loop (blocker) first and xid-error (Xid 79 on the node's only GPU, "
+                          "marked unhealthy) second: it lacks the rule that a CUDA launch failure in the log plus a "
+                          "reboot-class Xid on the pod's GPU make the Xid the cause and the crash loop its symptom",
                notes="The thread runs MinerU on one 11 GB card outside Kubernetes. The snapshot adds what the "
                      "device plugin would log for a GPU that stays unusable until a reboot (Xid 79, marked "
                      "unhealthy; allocatable 0 of 1). Product label assumed RTX 2080 Ti (the thread says 11 GB).")
@@ -369,6 +372,9 @@ def vllm_7896_bad_node() -> Case:
                resolution="The reporter resolved it by removing the bad instance node from the Ray cluster; the NCCL "
                           "debugging docs did not help. The NCCL/CUDA error was the symptom of one faulty node.",
                target={"pod": f"{ns}/{name}"}, k8s="v1.29",
+               known_miss="gpuctl ranks crash-loop first and xid-error second although DCGM attributes the GPU "
+                          "with Xid 79 to this very pod (pod/namespace/container labels): it neither ties the pod to "
+                          "its GPU nor lets a reboot-class Xid on that GPU outrank the NCCL/CUDA crash it explains",
                notes="The thread does not say what was wrong with the node. The snapshot gives the bad node the "
                      "common fault behind 'unhandled cuda error' at start-up: Xid 79 on GPU 5 in DCGM metrics "
                      "(attributed to this worker pod) and in the device-plugin log; the other node is clean.")
@@ -555,6 +561,10 @@ def gsp_timeout_446() -> Case:
                           "driver release (525.105.17) fixed the GSP-RM issue that led to Xid 119. The GPU/driver "
                           "firmware hung, not the container toolkit.",
                target={"pod": f"{ns}/{name}"}, k8s="v1.25",
+               known_miss="gpuctl puts nvidia-runtime-error first (the hook's 'driver error: timed out') and "
+                          "xid-error (Xid 119, GSP RPC timeout) second: it lacks the rule that a driver timeout in the "
+                          "runtime hook on a node whose GPU logs GSP timeouts is the GPU/driver hang, not the toolkit; "
+                          "it also does not read the kernel Xid line from the node-problem-detector event",
                notes="The Xid 119 kernel line is the one the same user posted in NVIDIA/nvidia-docker#1648 (where "
                      "containers failed with 'failed to create shim task: OCI runtime create failed: runc create "
                      "failed'); the hook's stderr 'nvidia-container-cli: detection error: driver error: timed out' "
@@ -668,6 +678,10 @@ def dp_231(target_node: bool) -> Case:
                           "node needs a reboot; NVIDIA/k8s-device-plugin#2038 later traced the same failure to the "
                           "plugin's aligned-allocation path.",
                target={"node": node} if target_node else {"pod": f"{ns}/{newest}"}, k8s="v1.20",
+               known_miss=("gpuctl says gpu-unhealthy (capacity 4, allocatable 3) and finds no Xid: it does not parse "
+                           "the v0.8/v0.9 plugin wording 'XidCriticalError: Xid=79 on Device=..., the device will go "
+                           "unhealthy.' and does not read the rejected pods' 'nvml: GPU is lost' on the node as a "
+                           "lost GPU (Xid 79, reboot)") if target_node else "",
                notes="Plugin v0.8.2 (static manifest, kube-system), whose health check logs the old wording "
                      "'XidCriticalError: Xid=79 on Device=GPU-..., the device will go unhealthy.' (as quoted in "
                      "NVIDIA/k8s-device-plugin#189). The Xid number is the snapshot's: a GPU that is 'lost' and "
@@ -939,6 +953,10 @@ def gpu_operator_1065_xid94() -> Case:
                           "DP_DISABLE_HEALTHCHECKS=94 as a workaround (k8s-device-plugin#1974 asks to ignore it by "
                           "default).",
                target={"node": node}, k8s="v1.28",
+               known_miss="gpuctl puts xid-error first (Xid 94 rated critical, drain/reset) and gpu-unhealthy second: "
+                          "it lacks the catalog's RESTART_APP reading of Xid 94 (a contained error, over once the app "
+                          "exits) and the rule that the lasting fault is the plugin's permanent unhealthy mark (restart "
+                          "the plugin; DP_DISABLE_HEALTHCHECKS=94)",
                notes="GPU Operator v23.9.2 (device plugin v0.14.5). The first log line is the thread's; the next "
                      "ones are the plugin's lines for the Xid 94 event (the excerpt cuts them off). No DCGM exporter.")
     c.add(gpu_node(node, gpus=8, allocatable=7, product="NVIDIA-H100-80GB-HBM3", kubelet="v1.28.9", driver="535.129.03",
@@ -972,6 +990,9 @@ def dcgm_exporter_348_fell_off_bus() -> Case:
                           "be reset (nvidia-smi -r) after stopping whatever used them. The reporter asked for "
                           "dcgm-exporter to expose the state.",
                target={"node": node}, k8s="v1.29",
+               known_miss="gpuctl reports nothing (no finding): it does not read node-problem-detector events on the "
+                          "Node, so the kernel line 'GPU has fallen off the bus' (Xid 79) is never seen while "
+                          "capacity, allocatable and the plugin log look healthy",
                notes="The kernel line is the thread's; it reaches Kubernetes only through a node-problem-detector "
                      "kernel-monitor rule (event reason assumed). Allocatable stays 8 of 8 and the device-plugin "
                      "log is clean, as the reporter describes. No DCGM metrics in the snapshot.")
