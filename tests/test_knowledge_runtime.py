@@ -293,6 +293,16 @@ REAL = [
      "[ 7753.023847] Memory cgroup out of memory: Killed process 184260 (mimir) total-vm:2462120kB, anon-rss:900908kB, "
      "file-rss:45968kB, shmem-rss:0kB, UID:1001240000 pgtables:2476kB oom_score_adj:999",
      "container-oom-killed", "the kernel killed mimir (pid 184260)", "Memory cgroup"),
+    ("event",
+     # NVIDIA/nvidia-container-toolkit#1239
+     "Error: failed to create containerd task: failed to create shim task: failed to inject CDI devices: "
+     "unresolvable CDI devices management.nvidia.com/gpu=GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead",
+     "nvidia-runtime-error", "could not find the CDI device management.nvidia.com/gpu=GPU-e78e68c0", "unresolvable CDI devices"),
+    ("event",
+     # NVIDIA/gpu-operator#1298 (CRI-O)
+     "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to find runtime handler nvidia from "
+     "runtime list map[crun:0xc000 runc:0xc000]",
+     "runtime-class-missing", "CRI-O has no 'nvidia' runtime handler", "failed to find runtime handler"),
 ]
 
 

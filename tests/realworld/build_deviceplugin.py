@@ -89,10 +89,6 @@ def nvml_not_loaded_default_runtime() -> Case:
                         "(flx42) pointed at setting the default runtime and the user confirmed it solved the problem.",
              target={"pod": "default/gpu-pod"},
              must_not=["unknown-resource-name"], k8s="v1.8",
-             known_miss="gpuctl says device-plugin-not-running: it does not read the pre-1.10 plugin line "
-                        "'Failed to start nvml with error:  could not load NVML library' (it matches only "
-                        "'Failed to initialize NVML:' and 'could not load NVML library: <detail>'), so the NVML "
-                        "cause in the crash-looping plugin's previous log is lost",
              notes="Plugin 1.8 wording predates 'Failed to initialize NVML:'; the node has no GFD labels "
                    "(2018), only the plugin pod on it says it is a GPU node.")
     kubelet = "v1.8.6"
@@ -389,9 +385,7 @@ def hami_metax_plugin_missing() -> Case:
                         "comes with the MetaX GPU Operator. The maintainer's answer: confirm the MetaX GPU Operator "
                         "(its plugin) is deployed. Nothing serves the resource; it is not short and not misspelt.",
              target={"pod": "default/metax-gpu-pod"},
-             must_not=["unknown-resource-name"], k8s="v1.30.4 (HAMi 2.6.0)",
-             known_miss="gpuctl says unknown-resource-name (a typo): it does not know metax-tech.com/gpu as "
-                        "MetaX's device-plugin resource, so it cannot say that no MetaX plugin is deployed")
+             must_not=["unknown-resource-name"], k8s="v1.30.4 (HAMi 2.6.0)")
     c.add(plain_node("metax-node-1", "v1.30.4", cpu="64", memory="256Gi",
                      labels={"node-role.kubernetes.io/control-plane": ""}, kernel="5.15.0-119-generic"))
     c.add(pod("hami-scheduler-6b8d9f7c5-p2wxl", "kube-system", phase="Running", node="metax-node-1",

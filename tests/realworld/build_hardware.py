@@ -487,6 +487,46 @@ def unet_258_device_side_assert() -> Case:
     return c
 
 
+def tegnas_19_xid_on_other_gpu() -> Case:
+    node, ns, name = "gpu-a100-31", "nas", "tegnas-search-9xw4r"
+    frag = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    c = HwCase("tegnas-19-illegal-memory-access-xid-on-other-gpu",
+               source="https://github.com/VITA-Group/TEGNAS/issues/19",
+               fragment=frag,
+               where="log of container search (previous instance) of a crash-looping Job pod",
+               expect="crash-loop", trap=True,
+               must_not=["gpu-memory-exhausted", "ecc-uncorrectable"],
+               resolution="The reporter noticed that restarting the search processed the same networks fine; the "
+                          "maintainer fixed a bug in the code: the error was due to zero gradients in some bad "
+                          "architectures. An application bug.",
+               target={"pod": f"{ns}/{name}"}, k8s="v1.29",
+               notes="The snapshot puts the pod on a busy 8-GPU node where another team's GPU (GPU 6) fell off the "
+                     "bus (Xid 79, marked unhealthy). DCGM attributes GPU 2 to this pod, with only an application "
+                     "Xid 31 on it; the hardware Xid belongs to another pod's GPU. A diagnosis that blames the node's "
+                     "Xid 79 for this crash has not tied the pod to its GPU.")
+    c.add(gpu_node(node, gpus=8, allocatable=7, product="NVIDIA-A100-SXM4-40GB", kubelet="v1.29.6", driver="550.90.07"))
+    dp = operator_plugin(node)
+    c.add(dp, dcgm_exporter(node))
+    c.log("gpu-operator", dp["metadata"]["name"], "nvidia-device-plugin",
+          plugin_log("I1110 08:02:11", "v0.15.0", xid_unhealthy("I1120 01:12:09", 79, gpu_uuid(node, 6))))
+    c.prom(node, dcgm(node, 8, "NVIDIA A100-SXM4-40GB", "550.90.07", xid={2: 31, 6: 79},
+                      pods={2: (ns, name, "search"), 6: ("llm", "llm-train-0", "trainer")}))
+    img = "pytorch/pytorch:1.10.0-cuda11.3-cudnn8-runtime"
+    c.add(job("tegnas-search", ns, {"containers": [container("search", image=img, gpus=1)], "restartPolicy": "OnFailure"}))
+    c.add(crashlooping(name, ns, node, 1, "search", img, restarts=3, owner=("Job", "tegnas-search"),
+                       labels={"job-name": "tegnas-search"}, restart_policy="OnFailure"))
+    c.add(pod("llm-train-0", "llm", phase="Running", node=node, gpus=1), backoff_event(name, ns, "search", count=6))
+    c.log(ns, name, "search", previous=True, text=(
+        "arch 1187/2000: ntk cond 412.7, linear regions 2931\n"
+        "Traceback (most recent call last):\n"
+        '  File "prune_tenas.py", line 213, in get_ntk_n\n'
+        "    grads[_i].append(torch.cat(gradient, -1))\n"
+        f"{frag}\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.\n"
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"))
+    return c
+
+
 def nccl_2076_infiniband() -> Case:
     nodes = ["v100-node-1", "v100-node-2"]
     ns, jobname = "training", "ddp-train"
@@ -607,7 +647,7 @@ def jade_194(target_node: bool) -> Case:
                must_not=["gpu-memory-exhausted"],
                resolution="A user saw many jobs fail on node dgk713 with this error and raised it as a possible "
                           "hardware problem; the cluster admins investigated the node and fixed it.",
-               target={"node": node} if target_node else {"namespace": ns, "target": f"job/{jobname}"}, k8s="v1.29",
+               target={"node": node} if target_node else {"pod": f"{ns}/{jobname}-p9w3z"}, k8s="v1.29",
                notes="JADE is a Slurm cluster; the snapshot models its jobs as a Kubernetes Job whose pods all landed "
                      "on dgk713 (8x V100 32 GB). DCGM exporter shows Xid 48 and a pending page retirement on GPU 5; "
                      "the device plugin marked GPU 5 unhealthy after the third failure, and the Job's fourth pod "
@@ -1011,6 +1051,7 @@ CASES = [
     vllm_7896_bad_node,
     pytorch_42077_app_kernel,
     unet_258_device_side_assert,
+    tegnas_19_xid_on_other_gpu,
     nccl_2076_infiniband,
     gsp_timeout_446,
     lambda: jade_194(False),

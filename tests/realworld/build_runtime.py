@@ -282,7 +282,6 @@ def crio_no_runtime_handler() -> Case:
     image = "registry.example.com/platform/mig-profiler:0.3.1"
     c = Case("gpu-operator-1298-crio-has-no-nvidia-runtime-handler",
              source="https://github.com/NVIDIA/gpu-operator/issues/1298",
-             known_miss='inconclusive: only containerd\'s \'no runtime for "nvidia" is configured\' is recognised; CRI-O\'s \'failed to find runtime handler nvidia from runtime list\' on a FailedCreatePodSandBox event of a bound ContainerCreating pod yields no finding',
              fragment=frag,
              where="event FailedCreatePodSandBox (kubelet) on a pod that names runtimeClassName: nvidia on an OpenShift (CRI-O) node",
              expect="runtime-class-missing",
@@ -354,7 +353,6 @@ def cdi_unresolvable_uuid() -> Case:
     image = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
     c = Case("nvidia-container-toolkit-1239-cdi-spec-lacks-gpu-uuid",
              source="https://github.com/NVIDIA/nvidia-container-toolkit/issues/1239",
-             known_miss="top crash-loop: the CDI injection failure ('failed to inject CDI devices: unresolvable CDI devices ...' in a StartError/Failed event) matches no runtime pattern, so the toolkit failure is reported as a plain crash loop",
              fragment="failed to inject CDI devices: unresolvable CDI devices management.nvidia.com/gpu=GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead",
              where="event Failed (kubelet) 'Error: ...' and the container's last termination (StartError, exit 128)",
              expect="nvidia-runtime-error",
