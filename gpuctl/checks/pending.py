@@ -354,8 +354,9 @@ def scheduler_verdict(ctx: PodContext) -> Iterable[Finding]:
     hostname_only = all(t.topologyKey == "kubernetes.io/hostname" for t in (
         ctx.pod.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution
         if ctx.pod.spec.affinity and ctx.pod.spec.affinity.podAntiAffinity else []))
+    unchecked = {resolve_rule(ctx, r.code or "", r.resource) for r in fe.reasons if r.code and not r.state_checked}
     for code, lines in event_codes(ctx).items():
-        if nodes_known and code in state_codes:
+        if nodes_known and code in state_codes and code not in unchecked:
             if code != "pod-topology-constraint" or hostname_only:
                 continue
         if code in ("queue-not-admitted",):
@@ -642,6 +643,20 @@ def _shortage(s: _FitRun) -> Iterable[Finding]:
             if ctx.pod.spec.priorityClassName is None:
                 fixes.append(Fix("If this work is more important than what runs, give it a higher PriorityClass so the scheduler can preempt",
                                  ["kubectl get priorityclass"]))
+        outside = [f for f in advertisers if f.free.get(r, 0.0) >= q and set(f.reasons) <= set(SELECTOR_CODES) and f.reasons]
+        if outside and eligible:   # the pod names a pool on purpose: room elsewhere is evidence, relaxing it a choice
+            named = "; ".join(x for x in (
+                ", ".join(f"{k}={v}" for k, v in ctx.pod.spec.nodeSelector.items()) and
+                "nodeSelector " + ", ".join(f"{k}={v}" for k, v in ctx.pod.spec.nodeSelector.items()),
+                "node affinity " + _affinity_text(ctx) if any("node-affinity-mismatch" in f.reasons for f in outside) else "") if x)
+            evidence.append(f"the pod's {named} names a pool on purpose; {_plural(len(outside), 'node')} outside it "
+                            f"{'has' if len(outside) == 1 else 'have'} room: "
+                            + ", ".join(f"{f.name} ({format_quantity(r, f.free.get(r, 0.0))} free)" for f in outside[:4]))
+            fixes += [Fix(fx.summary.replace("Fix", "If the work can run there, relax", 1) if fx.summary.startswith("Fix") else
+                          f"If the work can run on {', '.join(_names(outside)[:2])}, relax the constraint: {fx.summary}",
+                          fx.commands, needs_judgement="the pool the pod names is usually on purpose (GPU model, memory)")
+                      for c in SELECTOR_CODES if any(c in f.reasons for f in outside)
+                      for fx in _fixes(ctx, c, outside)[:1]]
         yield Finding(code, summary, evidence=evidence, nodes=_names(pool)[:20], root_cause=bool(eligible) and symptom is None,
                       unblocks=0, disruption=DISRUPTION.get(code, 4), symptom_of=symptom, fixes=fixes, severity=severity)
 
@@ -654,13 +669,14 @@ def _constraints(s: _FitRun) -> Iterable[Finding]:
     if any(f.fits for f in fits):
         return
     roomy = [f for f in fits if f.candidate and (f.enough_devices or not devices)]
-    if not ctx.gpu_requests:
-        roomy = [f for f in roomy if not (f.gpu_node and f.taints and all("gpu" in t.key.lower() for t in f.taints))]
+    if not ctx.gpu_requests:   # not told to tolerate the GPU taint, unless only GPU nodes could take it
+        others = [f for f in roomy if not (f.gpu_node and f.taints and all("gpu" in t.key.lower() for t in f.taints))]
+        roomy = others if others or not any(f.reasons == ["untolerated-taint"] for f in roomy) else roomy
     listed: dict[str, str] = {}
     order = PLACEMENT + NODE_RESOURCE
     for code in order:
         blocked = [f for f in roomy if code in f.reasons]
-        if not blocked:
+        if not blocked or (code in SELECTOR_CODES and _names_a_pool(s, code)):
             continue
         alone = [f for f in blocked if f.reasons == [code]]
         summary = _constraint_summary(ctx, code, blocked, len(alone), bool(devices))
@@ -696,6 +712,18 @@ def _state_taint_fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[
     return [Fix(f"Do not tolerate it: {fix} ({'; '.join(nodes[:3])})",
                 [f"kubectl describe node {nodes[0].split(' ')[0]} | grep -iA5 -E 'taints|conditions'"])
             for fix, nodes in seen.items()]
+
+
+SELECTOR_CODES = ("node-selector-mismatch", "node-affinity-mismatch")
+
+
+def _names_a_pool(s: _FitRun, code: str) -> bool:
+    """A nodeSelector (or required node affinity) that some node the pod could use
+    satisfies names a pool on purpose: the nodes it leaves out are not why the pod
+    waits; what blocks it inside the pool is."""
+    return any(f.candidate and code not in f.reasons and f.reasons
+               and not set(f.reasons) & {"untolerated-taint", "node-not-ready", "node-unschedulable"}
+               for f in s.fits)
 
 
 def _freed_by_preemption(ctx: PodContext, resource: str) -> Optional[float]:

@@ -30,6 +30,7 @@ class ReasonCount:
     resource: Optional[str] = None
     taint_key: Optional[str] = None
     taint_value: Optional[str] = None
+    state_checked: bool = True   # node-fit evaluates this constraint itself
 
 
 @dataclass
@@ -50,7 +51,8 @@ def _classify(reason: str) -> ReasonCount:
         if m:
             g = m.groupdict()
             return ReasonCount(0, reason, p.code, resource=g.get("resource"),
-                               taint_key=g.get("key"), taint_value=(g.get("value") or "").strip() if g.get("key") is not None else None)
+                               taint_key=g.get("key"), taint_value=(g.get("value") or "").strip() if g.get("key") is not None else None,
+                               state_checked=p.state_checked)
     return ReasonCount(0, reason, None)
 
 

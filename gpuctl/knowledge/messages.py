@@ -22,6 +22,9 @@ class Pattern:
     regex: re.Pattern[str]
     code: str
     source: str
+    # False where gpuctl's node-fit does not evaluate the constraint itself (host
+    # ports, required pod affinity): the scheduler's word is then the evidence.
+    state_checked: bool = True
 
 
 @lru_cache(maxsize=None)
@@ -29,6 +32,7 @@ def scheduler_patterns() -> tuple[tuple[Pattern, ...], tuple[Pattern, ...]]:
     data = load_yaml("scheduler_messages.yaml")
 
     def compile_all(rows: list[dict[str, str]]) -> tuple[Pattern, ...]:
-        return tuple(Pattern(re.compile(r["pattern"]), r["code"], r["source"]) for r in rows)
+        return tuple(Pattern(re.compile(r["pattern"]), r["code"], r["source"], bool(r.get("state_checked", True)))
+                     for r in rows)
 
     return compile_all(data["reasons"]), compile_all(data["messages"])

@@ -18,8 +18,8 @@ from typing import Any, Iterable, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (HERE, NOW, Case, container, device_plugin_pod, event, gpu_node, job, pod,  # noqa: E402
-                 running, terminated, waiting)
+from kit import (HERE, Case, container, device_plugin_pod, event, gpu_node, job, pod, terminated,  # noqa: E402
+                 waiting)
 
 T_FAIL = "2026-11-20T02:41:07Z"     # when the GPU fault / rejection happened
 T_BOOT = "2026-11-20T02:20:00Z"     # node reboot / kubelet restart in the admission cases
@@ -229,54 +229,6 @@ def gke_plugin(node: str) -> dict:
 # ================================================================== hardware faults explain crashes
 
 
-def vllm_5222_uncorrectable_ecc() -> Case:
-    node, ns, name = "gpu-a100-07", "llm", "vllm-llama3-6d5f9c7b8d-x2k9q"
-    frag = "RuntimeError: CUDA error: uncorrectable ECC error encountered"
-    c = HwCase("vllm-5222-uncorrectable-ecc-crashloop",
-               source="https://github.com/vllm-project/vllm/issues/5222",
-               fragment=frag,
-               where="log of container vllm (previous instance) of a CrashLoopBackOff vLLM Deployment pod",
-               expect="ecc-uncorrectable",
-               also_ok={"xid-error": "the Xid 94 (contained ECC error) on the same GPU is the kernel's record of the "
-                                     "same uncorrectable memory error; either finding names the faulty GPU"},
-               must_not=["gpu-memory-exhausted"],
-               resolution="A vLLM maintainer answered that this error usually means a hardware error and, if it "
-                          "occurs on every run, broken hardware; the reporter confirmed it was a hardware failure "
-                          "(it ran fine on other hardware). The GPU's memory is at fault, not vLLM.",
-               target={"pod": f"{ns}/{name}"}, k8s="v1.29",
-               notes="The thread shows only the application error. The snapshot adds what a cluster with DCGM "
-                     "exporter would show for it: the last Xid 94 and one uncorrectable remapped row on GPU 3, "
-                     "attributed (pod/namespace/container labels) to this pod, and the device plugin marking GPU 3 "
-                     "unhealthy on Xid 94.")
-    uuid = gpu_uuid(node, 3)
-    c.add(gpu_node(node, gpus=8, allocatable=7, product="NVIDIA-A100-SXM4-80GB", kubelet="v1.29.4", driver="550.54.15"))
-    dp = operator_plugin(node)
-    c.add(dp, dcgm_exporter(node))
-    c.log("gpu-operator", dp["metadata"]["name"], "nvidia-device-plugin",
-          plugin_log("I1110 08:02:11", "v0.15.0", xid_unhealthy("I1120 02:41:07", 94, uuid)))
-    c.prom(node, dcgm(node, 8, "NVIDIA A100-SXM4-80GB", "550.54.15", xid={3: 94},
-                      extra={"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": {3: 1}, "DCGM_FI_DEV_ROW_REMAP_FAILURE": {}},
-                      pods={3: (ns, name, "vllm")}))
-    labels = {"app": "vllm-llama3"}
-    tmpl = {"containers": [container("vllm", image="vllm/vllm-openai:v0.4.3", gpus=1)]}
-    c.add(*deployment("vllm-llama3", ns, "6d5f9c7b8d", 1, tmpl, labels))
-    c.add(crashlooping(name, ns, node, 1, "vllm", "vllm/vllm-openai:v0.4.3", restarts=6,
-                       owner=("ReplicaSet", "vllm-llama3-6d5f9c7b8d"), labels={**labels, "pod-template-hash": "6d5f9c7b8d"}))
-    c.add(backoff_event(name, ns, "vllm"))
-    c.log(ns, name, "vllm", previous=True, text=(
-        "INFO 11-20 02:40:51 api_server.py:177] vLLM API server version 0.4.3\n"
-        "INFO 11-20 02:40:58 llm_engine.py:161] Initializing an LLM engine (v0.4.3) with config: "
-        "model='meta-llama/Meta-Llama-3-8B-Instruct', dtype=torch.bfloat16, max_seq_len=8192, tensor_parallel_size=1\n"
-        "Traceback (most recent call last):\n"
-        '  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/model_runner.py", line 1186, in execute_model\n'
-        "    hidden_or_intermediate_states = model_executable(\n"
-        f"{frag}\n"
-        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
-        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
-        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"))
-    return c
-
-
 def deepfacelab_89_ecc_tensorflow() -> Case:
     node, ns, name = "gpu-ws-4090", "jupyter", "jupyter-chwshuang"
     frag = "CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered"
@@ -296,7 +248,7 @@ def deepfacelab_89_ecc_tensorflow() -> Case:
                      "only evidence, and with a single GPU on the node it can only be GPU 0. TensorFlow's fatal log "
                      "aborts the process (exit 134).")
     c.add(gpu_node(node, gpus=1, gfd=False, kubelet="v1.28.6", cpu="32", memory="128Gi"))
-    dp = device_plugin_pod(node, image="nvcr.io/nvidia/k8s-device-plugin:v0.14.5")
+    dp = device_plugin_pod(node, name=f"nvidia-device-plugin-daemonset-{suffix(node, 'static')}", image="nvcr.io/nvidia/k8s-device-plugin:v0.14.5")
     c.add(dp)
     c.log("kube-system", dp["metadata"]["name"], "nvidia-device-plugin-ctr",
           plugin_log("I1101 07:12:40", "v0.14.5", []))
@@ -336,7 +288,7 @@ def mineru_426_bad_card() -> Case:
     c.add(gpu_node(node, gpus=1, allocatable=0, product="NVIDIA-GeForce-RTX-2080-Ti", driver="535.183.01",
                    cuda="12.2", kubelet="v1.29.6", cpu="16", memory="64Gi",
                    labels={"nvidia.com/gpu.memory": "11264"}))
-    dp = device_plugin_pod(node, image="nvcr.io/nvidia/k8s-device-plugin:v0.15.0")
+    dp = device_plugin_pod(node, name=f"nvidia-device-plugin-daemonset-{suffix(node, 'static')}", image="nvcr.io/nvidia/k8s-device-plugin:v0.15.0")
     c.add(dp)
     c.log("kube-system", dp["metadata"]["name"], "nvidia-device-plugin-ctr",
           plugin_log("I1102 09:30:12", "v0.15.0", xid_unhealthy("I1120 02:41:07", 79, uuid)))
@@ -428,7 +380,7 @@ def pytorch_42077_app_kernel() -> Case:
                      "on the pod's GPU is 31 (MMU fault, an application Xid the device plugin ignores); nothing "
                      "is marked unhealthy.")
     c.add(gpu_node(node, gpus=4, product="Tesla-V100-SXM2-16GB", kubelet="v1.18.6", driver="450.51.06", cuda="11.0"))
-    dp = device_plugin_pod(node, image="nvcr.io/nvidia/k8s-device-plugin:v0.6.0")
+    dp = device_plugin_pod(node, name=f"nvidia-device-plugin-daemonset-{suffix(node, 'static')}", image="nvcr.io/nvidia/k8s-device-plugin:v0.6.0")
     c.add(dp, dcgm_exporter(node, image="nvcr.io/nvidia/k8s/dcgm-exporter:2.0.13-2.1.0-ubuntu18.04"))
     c.log("kube-system", dp["metadata"]["name"], "nvidia-device-plugin-ctr",
           "2026/11/01 07:12:40 Loading NVML\n2026/11/01 07:12:40 Fetching devices.\n"
@@ -728,7 +680,7 @@ def dp_231(target_node: bool) -> Case:
                      "needs a reboot is Xid 79. Capacity 4, allocatable 3; two pods from before still run.")
     uuid = gpu_uuid(node, 3)
     c.add(gpu_node(node, gpus=4, allocatable=3, gfd=False, kubelet="v1.20.2", cpu="64", memory="512Gi"))
-    dp = device_plugin_pod(node, image="nvcr.io/nvidia/k8s-device-plugin:v0.8.2")
+    dp = device_plugin_pod(node, name=f"nvidia-device-plugin-daemonset-{suffix(node, 'static')}", image="nvcr.io/nvidia/k8s-device-plugin:v0.8.2")
     c.add(dp)
     c.log("kube-system", dp["metadata"]["name"], "nvidia-device-plugin-ctr", (
         "2026/11/01 07:12:40 Loading NVML\n2026/11/01 07:12:40 Starting FS watcher.\n"

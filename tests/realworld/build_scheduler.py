@@ -231,9 +231,6 @@ def jenkins_operator_34() -> Case:
     msg = ("0/4 nodes are available: 1 node(s) had taints that the pod didn't tolerate, 3 node(s) didn't have free "
            "ports for the requested pod ports.")
     c = Case("jenkins-operator-34-hostport-one-per-node",
-             known_miss=("gpuctl is inconclusive: node-fit does not compare the pod's hostPorts with those of the pods on "
-                         "each node, and scheduler-verdict drops the scheduler's 'didn't have free ports' clause (mapped "
-                         "to insufficient-resource) because the nodes are readable"),
              source="https://github.com/samsung-cnct/jenkins-operator/issues/34",
              fragment=msg, where="FailedScheduling event of the fourth Jenkins instance's pod",
              expect="insufficient-resource",
@@ -536,9 +533,6 @@ def aibrix_909() -> Case:
     msg = ("0/1 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}. preemption: 0/1 nodes "
            "are available: 1 Preemption is not helpful for scheduling.")
     c = Case("aibrix-909-kvcache-pod-gke-gpu-taint",
-             known_miss=("gpuctl is inconclusive: for a pod that requests no GPU it leaves out nodes whose taints are all "
-                         "GPU taints, but here the GPU node is the only node; it should report the untolerated "
-                         "nvidia.com/gpu=present taint"),
              source="https://github.com/vllm-project/aibrix/pull/909",
              fragment=frag, where="FailedScheduling event of the kvcache pod",
              expect="untolerated-taint",
@@ -642,9 +636,6 @@ def origin_17455() -> Case:
     """OpenShift Online Starter (1.7): the old predicate name MatchNodeSelector in the 0/N histogram."""
     msg = "0/260 nodes are available: 255 Insufficient memory, 5 MatchNodeSelector."
     c = Case("openshift-origin-17455-starter-out-of-memory",
-             known_miss=("top is right, but gpuctl also reports node-selector-mismatch (forbidden: 'fixing this alone "
-                         "frees 5 nodes') for the infra/master nodes that the selector matching a 255-node compute pool "
-                         "rightly excludes"),
              source="https://github.com/openshift/origin/issues/17455",
              fragment=msg, where="FailedScheduling event of the mysql deployer pod",
              expect="insufficient-memory",
@@ -678,8 +669,6 @@ def kiwix_245() -> Case:
            "preemption: 0/5 nodes are available: 1 No preemption victims found for incoming pod, 4 Preemption is not "
            "helpful for scheduling.")
     c = Case("kiwix-operations-245-services-node-cpu-requests",
-             known_miss=("gpuctl ranks node-selector-mismatch first ('4 nodes with room do not match'), forbidden here: "
-                         "the role selector is intent; the CPU requests on the one services node are the cause"),
              source="https://github.com/kiwix/operations/issues/245",
              fragment="0/5 nodes are available: 1 Insufficient cpu, 4 node(s) didn't match Pod's node affinity/selector.",
              where="FailedScheduling event of the zimfarm API pod during a rolling restart",
