@@ -91,6 +91,7 @@ class XidEvent:
     gpu: str          # index, UUID or PCI id, whatever the source gives
     source: str       # "device-plugin log", "DCGM metrics", "probe", "node condition"
     line: str
+    pods: tuple[str, ...] = ()   # "ns/pod" the GPU is assigned to, where the source says (DCGM's pod labels)
 
 
 @dataclass
@@ -177,10 +178,11 @@ def _from_metrics(h: Health, text: str, node_name: str) -> None:
         ref = f"GPU {g.gpu}" + (f" ({g.uuid})" if g.uuid else "")
         if g.xid_last:
             h.xids.append(XidEvent(int(g.xid_last), g.gpu, "DCGM metrics",
-                                   f"DCGM_FI_DEV_XID_ERRORS on {ref} = {int(g.xid_last)} (the last Xid seen)"))
+                                   f"DCGM_FI_DEV_XID_ERRORS on {ref} = {int(g.xid_last)} (the last Xid seen)", tuple(g.pods)))
         for xid, count in (g.xid_counts or {}).items():
             if count:
-                h.xids.append(XidEvent(int(xid), g.gpu, "DCGM metrics", f"DCGM_EXP_XID_ERRORS_COUNT{{xid=\"{xid}\"}} on {ref} = {count:g}"))
+                h.xids.append(XidEvent(int(xid), g.gpu, "DCGM metrics", f"DCGM_EXP_XID_ERRORS_COUNT{{xid=\"{xid}\"}} on {ref} = {count:g}",
+                                       tuple(g.pods)))
         if _num(g.ecc_dbe_volatile) > 0:
             h.ecc.append(f"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL on {ref} = {g.ecc_dbe_volatile:g} uncorrectable (volatile)")
         if _num(g.row_remap_failure) > 0:

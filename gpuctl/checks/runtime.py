@@ -352,11 +352,61 @@ def crash_loop(ctx: PodContext) -> Iterable[Finding]:
                     f"last exit code {term.exitCode if term else '?'} ({term.reason if term and term.reason else 'Error'})"]
         evidence += [f"last log line: {_short(ln)}" for ln in tail]
         summary = f"Container {cs.name} keeps exiting (exit code {term.exitCode if term else '?'})"
-        summary += f": {hints[0]}" if hints else "; its log shows no GPU cause"
-        yield Finding("crash-loop", summary, evidence=evidence, nodes=[_node_ref(ctx)], root_cause=True, disruption=2,
+        fault = gpu_fault(ctx)
+        if fault is not None:
+            summary += f": its GPU reported Xid {fault.xid}, a hardware fault that crashes any program on it"
+            evidence.append(f"{fault.source}: {_short(fault.line)}")
+        else:
+            summary += f": {hints[0]}" if hints else "; its log shows no GPU cause"
+        yield Finding("crash-loop", summary, evidence=evidence, nodes=[_node_ref(ctx)], root_cause=fault is None, disruption=2,
+                      symptom_of="xid-error" if fault is not None else None,
                       fixes=[Fix("Read the previous container's log and fix the application error",
                                  [f"kubectl -n {ctx.ns} logs {ctx.name} -c {cs.name} --previous --tail=100"])])
         return
+
+
+def gpu_fault(ctx: PodContext):
+    """A critical (reset- or reboot-class) Xid on the GPU this pod runs on: on its node,
+    unless the source ties that GPU to another pod (DCGM's pod labels). None when
+    there is none, so an application crash stays the application's."""
+    from ..knowledge.gpu_health import xid_info
+
+    node = ctx.pod.spec.nodeName
+    if not node:
+        return None
+    me = f"{ctx.ns}/{ctx.name}"
+    mine, owners = _gpu_owners(ctx, node, me)
+    for x in reversed(node_health(ctx.snap, node).xids):
+        info = xid_info(x.xid)
+        if info is None or info.severity != "critical":
+            continue
+        if (x.pods and me not in x.pods) or (mine and x.gpu not in mine) or (x.gpu in owners and me not in owners[x.gpu]):
+            continue   # another pod's GPU
+        return x
+    return None
+
+
+def _gpu_owners(ctx: PodContext, node: str, me: str) -> tuple[set[str], dict[str, list[str]]]:
+    """From the DCGM exporter's pod labels: the ids (index, UUID) of this pod's GPUs,
+    and every labelled GPU's pods."""
+    from ..model.gpu_metrics import MetricsError, parse_dcgm
+
+    text = ctx.snap.metrics.get(node)
+    if not text:
+        return set(), {}
+    try:
+        gpus = parse_dcgm(text, node).gpus
+    except MetricsError:
+        return set(), {}
+    mine: set[str] = set()
+    owners: dict[str, list[str]] = {}
+    for g in gpus:
+        ids = {i for i in (g.gpu, g.uuid) if i}
+        if g.pods:
+            owners.update({i: g.pods for i in ids})
+        if me in g.pods:
+            mine |= ids
+    return mine, owners
 
 
 SPECIFIC = ("unexpected-admission-error", "nvidia-runtime-error", "driver-cuda-mismatch", "runtime-class-missing",

@@ -123,6 +123,7 @@ class GpuMetrics:
     pcie_replay: Optional[float] = None
     device: Optional[str] = None                 # "nvidia0"
     mig_instances: list[str] = field(default_factory=list)   # "1g.10gb/3" for each folded MIG instance
+    pods: list[str] = field(default_factory=list)   # "ns/pod" the exporter's Kubernetes mapping assigns the GPU to
 
 
 @dataclass
@@ -270,6 +271,11 @@ def parse_dcgm(text: str, node: Optional[str] = None) -> NodeGpuMetrics:
         rec.pci_bus_id = rec.pci_bus_id or labels.get("pci_bus_id") or None
         rec.model = rec.model or labels.get("modelName") or labels.get("model_name") or None
         rec.device = rec.device or labels.get("device") or None
+        pod = labels.get("pod") or labels.get("exported_pod")
+        if pod:
+            owner = f"{labels.get('namespace') or labels.get('exported_namespace') or ''}/{pod}"
+            if owner not in rec.pods:
+                rec.pods.append(owner)
         profile = labels.get("GPU_I_PROFILE")
         if profile:
             inst = f"{profile}/{labels.get('GPU_I_ID', '?')}"
