@@ -30,7 +30,7 @@ from .context import NodeFit, PodContext, is_mig, twin_of
 from .fixes import (DISRUPTION, add_toleration_ops, change_commands, container_index, crash_log_command, edit_commands, esc, kubectl as _kubectl,
                     rename_resource_ops, workload_ref)
 from .device_plugin import pod_problems
-from .plugin_serving import fixes as serving_fixes, serving, well_known
+from .plugin_serving import fixes as serving_fixes, scaled_to_zero, serving, well_known
 from .rollback import rollback_fix, rollback_for_resource, rollback_for_selector
 
 MAX_EVIDENCE_NODES = 6
@@ -479,7 +479,9 @@ def _unadvertised(s: _FitRun) -> Iterable[Finding]:
         if dp_nodes and r in ctx.gpu_requests:
             continue  # explained below as device-plugin-not-running / nvml-init-failed
         if well_known(r):
-            yield _not_served(s, r)
+            sv = serving(ctx, r)
+            if not scaled_to_zero(ctx, sv):   # else the autoscaler check explains the missing GPU nodes
+                yield _not_served(s, r, sv)
             continue
         emitted.add("unknown-resource-name")
         close = ctx.closest_resource(r)
@@ -495,14 +497,14 @@ def _unadvertised(s: _FitRun) -> Iterable[Finding]:
             fixes=_resource_name_fixes(ctx, r, close))
 
 
-def _not_served(s: _FitRun, r: str) -> Finding:
+def _not_served(s: _FitRun, r: str, sv) -> Finding:
     """A well-known GPU resource nobody advertises: why its plugin does not serve it."""
     ctx = s.ctx
-    sv = serving(ctx, r)
-    code = "nvml-init-failed" if sv.nvml else "device-plugin-not-running"
+    code = "nvml-init-failed" if sv.nvml else "gpu-unhealthy" if sv.unhealthy else "device-plugin-not-running"
     s.emitted.add(code)
     bad = [p for p in sv.pods if pod_problems(p)]
     why = ("its device plugin runs but cannot load NVML" if sv.nvml
+           else f"the {sv.vendor} device plugin marked the GPUs unhealthy" if sv.unhealthy
            else f"the {sv.vendor} device plugin's DaemonSet does not run on the GPU nodes" if sv.blocked
            else f"the {sv.vendor} device-plugin pod is not running" if bad
            else f"the {sv.vendor} device-plugin pods run but register no {r}" if sv.pods

@@ -33,6 +33,7 @@ class Serving:
     daemonsets: list[GenericObject] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
     nvml: list[str] = field(default_factory=list)      # log lines: the plugin could not load NVML
+    unhealthy: list[str] = field(default_factory=list)  # log lines: the plugin marked devices unhealthy
     blocked: list[tuple[str, str]] = field(default_factory=list)   # (DaemonSet ns/name, what keeps it off the nodes)
 
 
@@ -60,12 +61,25 @@ def serving(ctx: PodContext, resource: str) -> Serving:
                 for f in classify_log(text or ""):
                     if f.kind == "nvml-init" and f.line not in s.nvml:
                         s.nvml.append(f.line)
+                    elif f.kind in ("unhealthy", "xid") and f.line not in s.unhealthy:
+                        s.unhealthy.append(f.line)
     if s.nvml:
         s.evidence += [f"log: {line}" for line in s.nvml[:3]]
+    elif s.unhealthy:
+        s.evidence += [f"log: {line}" for line in s.unhealthy[-3:]]
     if not s.pods and not s.daemonsets and DAEMONSETS not in ctx.snap.gaps:
         looked = ", ".join(sorted({k.label_selector for k in kinds})) or "the known device-plugin labels"
         s.evidence.append(f"no device-plugin pod or DaemonSet for {resource} found (pods labelled {looked})")
     return s
+
+
+def scaled_to_zero(ctx: PodContext, s: Serving) -> bool:
+    """No node shows a GPU, no plugin pod or DaemonSet exists, and the cluster
+    autoscaler has spoken about the pod: a GPU pool at zero nodes, not a plugin
+    problem (the autoscaler check says whether and why it scales up)."""
+    if s.pods or s.daemonsets or any(ctx.gpu_evidence(n) is not None for n in ctx.snap.nodes.values()):
+        return False
+    return any(e.reason in ("NotTriggerScaleUp", "TriggeredScaleUp", "FailedScaleUp") for e in ctx.events)
 
 
 def _of_vendor(p: Pod, kinds: list[catalog.DevicePluginKind]) -> bool:

@@ -494,10 +494,7 @@ def old_gpu_marked_unhealthy() -> Case:
                         "(DP_DISABLE_HEALTHCHECKS=xids); later plugins skip such devices instead (PR #1562). No "
                         "GPU is busy and none is faulty.",
              target={"pod": "default/gpu-pod"},
-             must_not=["unknown-resource-name"], k8s="v1.9",
-             known_miss="gpuctl says device-plugin-not-running: the plugin runs and registered, but its log line "
-                        "'... is too old to support healtchecking ... Marking it unhealthy' (old wording, not matched "
-                        "by the 'Marking device X as unhealthy' pattern) says it withheld the only GPU as unhealthy")
+             must_not=["unknown-resource-name"], k8s="v1.9")
     c.add(plain_node("gpu", "v1.9.3", cpu="8", memory="32Gi", runtime="docker://17.12.0-ce",
                      os_image="Ubuntu 16.04.4 LTS", kernel="4.4.0-116-generic",
                      capacity={"nvidia.com/gpu": "0"}))

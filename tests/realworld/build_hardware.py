@@ -278,9 +278,6 @@ def mineru_426_bad_card() -> Case:
                           "error the GPU stayed unusable until the server was rebooted, then swapped in an identical "
                           "card and the error was gone: the card was broken.",
                target={"pod": f"{ns}/{name}"}, k8s="v1.29",
-               known_miss="gpuctl ranks crash-loop (blocker) first and xid-error (Xid 79 on the node's only GPU, "
-                          "marked unhealthy) second: it lacks the rule that a CUDA launch failure in the log plus a "
-                          "reboot-class Xid on the pod's GPU make the Xid the cause and the crash loop its symptom",
                notes="The thread runs MinerU on one 11 GB card outside Kubernetes. The snapshot adds what the "
                      "device plugin would log for a GPU that stays unusable until a reboot (Xid 79, marked "
                      "unhealthy; allocatable 0 of 1). Product label assumed RTX 2080 Ti (the thread says 11 GB).")
@@ -324,9 +321,6 @@ def vllm_7896_bad_node() -> Case:
                resolution="The reporter resolved it by removing the bad instance node from the Ray cluster; the NCCL "
                           "debugging docs did not help. The NCCL/CUDA error was the symptom of one faulty node.",
                target={"pod": f"{ns}/{name}"}, k8s="v1.29",
-               known_miss="gpuctl ranks crash-loop first and xid-error second although DCGM attributes the GPU "
-                          "with Xid 79 to this very pod (pod/namespace/container labels): it neither ties the pod to "
-                          "its GPU nor lets a reboot-class Xid on that GPU outrank the NCCL/CUDA crash it explains",
                notes="The thread does not say what was wrong with the node. The snapshot gives the bad node the "
                      "common fault behind 'unhandled cuda error' at start-up: Xid 79 on GPU 5 in DCGM metrics "
                      "(attributed to this worker pod) and in the device-plugin log; the other node is clean.")

@@ -115,9 +115,6 @@ def kubeflow_4770() -> Case:
     msg = "0/5 nodes are available: 5 Insufficient nvidia.com/gpu."
     ca = "pod didn't trigger scale-up (it wouldn't fit if a new node is added):"
     c = Case("kubeflow-4770-pv-zone-has-no-gpus",
-             known_miss=("gpuctl says device-plugin-not-running because no node advertises nvidia.com/gpu, but no node has"
-                         " GPU labels or hardware (the GPU pool is at zero), and it never reads the bound PV's zone "
-                         "nodeAffinity (us-central1-b) that rules out every zone where GPU nodes can exist"),
              source="https://github.com/kubeflow/kubeflow/issues/4770",
              fragment="0/5 nodes are available: 5 Insufficient nvidia.com/gpu.",
              where="FailedScheduling event on the notebook pod (the notebook-controller reissues it on the Notebook), "
@@ -409,10 +406,6 @@ def autoscaler_3869() -> Case:
     ca = ("pod didn't trigger scale-up (it wouldn't fit if a new node is added): 2 Insufficient nvidia.com/gpu, "
           "1 max node group size reached")
     c = Case("autoscaler-3869-gpu-asg-from-zero-no-template",
-             known_miss=("gpuctl says device-plugin-not-running (forbidden) above the autoscaler finding: with the GPU "
-                         "node group at zero no node advertises nvidia.com/gpu and none has GPU labels; the "
-                         "NotTriggerScaleUp event (scale-from-zero template without the GPU) is the cause, not a device "
-                         "plugin"),
              source="https://github.com/kubernetes/autoscaler/issues/3869",
              fragment=ca, where="NotTriggerScaleUp event from cluster-autoscaler and FailedScheduling event from "
                                 "jhub-user-scheduler on the JupyterHub user pod",
