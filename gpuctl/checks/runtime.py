@@ -132,7 +132,7 @@ def _replacement(ctx: PodContext):
 
 
 @check("container-start", codes=["nvidia-runtime-error"], also=["driver-cuda-mismatch", "runtime-class-missing"],
-       reads=(EVENTS,), applies=_bound)
+       reads=(EVENTS, RUNTIMECLASSES), applies=_bound)
 def container_start(ctx: PodContext) -> Iterable[Finding]:
     """The container could not start: the NVIDIA runtime hook failed
     (nvidia-container-cli), the image's CUDA requirement is above the driver, or
@@ -260,7 +260,7 @@ def _sharing(ctx: PodContext) -> Optional[str]:
 
 
 @check("container-logs", codes=["gpu-not-requested", "gpu-memory-exhausted", "container-lost-gpu-access"],
-       also=[*codes_in("log"), "nvidia-runtime-error"], reads=(LOGS,), applies=_bound)
+       also=[*codes_in("log"), "nvidia-runtime-error"], reads=(LOGS, RUNTIMECLASSES), applies=_bound)
 def container_logs(ctx: PodContext) -> Iterable[Finding]:
     """CUDA, NVML and framework signatures in the container's logs (current and
     previous): no GPU visible, CUDA out of memory, NVML lost, driver too old,
@@ -435,7 +435,8 @@ def _gpu_pod(ctx: PodContext) -> bool:
     return bool(ctx.gpu_requests) and ctx.pod.phase not in ("Succeeded", "Failed") and not ctx.pod.metadata.deletionTimestamp
 
 
-@check("driver-cuda", codes=["driver-cuda-mismatch"], reads=(NODES, EVENTS, LOGS), applies=_gpu_pod)
+@check("driver-cuda", codes=["driver-cuda-mismatch"], also=["nvidia-runtime-error"], reads=(NODES, EVENTS, LOGS, RUNTIMECLASSES),
+       applies=_gpu_pod)
 def driver_cuda(ctx: PodContext) -> Iterable[Finding]:
     """The CUDA version the image needs (NVIDIA_REQUIRE_CUDA/CUDA_VERSION, or the
     image tag) against the driver of the node it runs on, or of the nodes it may
@@ -471,6 +472,11 @@ def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> 
     from ..knowledge.cuda import check_compat, runtime_refuses
 
     found = _requirement(ctx) or _requirement_from_text(extra_evidence)
+    if crashed and ctx.bound:
+        no_runtime = _without_nvidia_runtime(ctx, found)
+        if no_runtime is not None:
+            yield no_runtime
+            return
     if found is None:
         if crashed:   # the runtime said so, but the requirement is not in the spec: report what we saw
             node = _node_ref(ctx)
@@ -535,6 +541,37 @@ def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> 
         evidence.append(f"nodes whose driver supports it: {', '.join(good[:6])}" + (" …" if len(good) > 6 else ""))
     yield Finding("driver-cuda-mismatch", summary, evidence=evidence, nodes=bad_nodes[:20], root_cause=True,
                   disruption=2, severity=severity, fixes=_cuda_fixes(ctx, req, good))
+
+
+def _without_nvidia_runtime(ctx: PodContext, found) -> Optional[Finding]:
+    """"CUDA driver version is insufficient" from a GPU pod that names no
+    runtimeClassName on a cluster whose NVIDIA runtime is a RuntimeClass: the
+    container ran under the default runtime, without the driver's libraries, so it
+    saw no driver at all. Not when the node's driver really is too old for the
+    image's known requirement."""
+    from ..knowledge.cuda import runtime_refuses
+
+    if ctx.pod.spec.runtimeClassName or not ctx.gpu_requests:
+        return None
+    nvidia = sorted(name for name, rc in ctx.snap.runtime_classes.items() if "nvidia" in (rc.handler or name))
+    if not nvidia:
+        return None
+    node = ctx.pod.spec.nodeName or ""
+    info = driver_info(ctx.snap, node, ctx.memo)
+    if found is not None and info is not None and info.cuda is not None and runtime_refuses(info.cuda, found[1], info.driver):
+        return None   # a genuine driver/CUDA mismatch
+    ops = [{"op": "add", "path": "/runtimeClassName", "value": nvidia[0]}]
+    cmds, why = change_commands(ctx, ops)
+    evidence = [f"the pod names no runtimeClassName; RuntimeClass {nvidia[0]} exists (handler "
+                f"{ctx.snap.runtime_classes[nvidia[0]].handler or '?'}): the NVIDIA runtime is not the node's default"]
+    if info is not None:
+        evidence.append(f"node/{node}: {info.describe()}: new enough, the container simply saw no driver")
+    return Finding("nvidia-runtime-error",
+                   f"The container ran without the NVIDIA runtime on {node}: the pod names no runtimeClassName, so no "
+                   "driver libraries were mounted ('CUDA driver version is insufficient' means no driver, not an old one)",
+                   evidence=evidence, nodes=[node], root_cause=True, disruption=1,
+                   fixes=[Fix(f"Run the pod with runtimeClassName: {nvidia[0]} (or make nvidia the node's default runtime)",
+                              cmds, needs_judgement=why or None)])
 
 
 def _good_nodes(ctx: PodContext, verdict) -> list[str]:

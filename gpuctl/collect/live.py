@@ -583,8 +583,9 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None,
     c.unserved_plugins(pod)
     c.quotas(ns)
     c.pod_extras(pod)
-    if pod.spec.runtimeClassName:
-        c.runtime_classes()
+    if pod.spec.runtimeClassName or (pod.spec.nodeName and _failing(pod)
+                                      and any(catalog.is_gpu_resource(r) for r in pod_requests(pod))):
+        c.runtime_classes()   # a failing GPU pod without one: is the NVIDIA runtime a RuntimeClass here?
     if pod.spec.nodeName:
         c.container_logs(pod)   # bounded; a Running pod can still have lost its GPU
     c.covered(S.LOGS, S.RUNTIMECLASSES)   # an unbound pod has no logs; one without runtimeClassName names none

@@ -135,7 +135,6 @@ def vectoradd_default_runtime_runc() -> Case:
     image = "k8s.gcr.io/cuda-vector-add:v0.1"
     c = Case("gpu-operator-1017-vectoradd-default-runtime-not-nvidia",
              source="https://github.com/NVIDIA/gpu-operator/pull/1017",
-             known_miss="top driver-cuda-mismatch: a 'CUDA driver version is insufficient' log is always read as driver/CUDA mismatch, even with no CUDA requirement known for the image and a node driver (550, CUDA 12.4) far above anything cuda-vector-add:v0.1 needs; it lacks the reading 'GPU requested, RuntimeClass nvidia exists and the operands use it, this pod names none -> the NVIDIA runtime never handled it' (nvidia-runtime-error)",
              fragment=VECTOR_ADD_FAIL,
              where="log of container cuda-vector-add (previous instance) of the GPU Operator's test pod, in CrashLoopBackOff",
              expect="nvidia-runtime-error", trap=True,
@@ -170,7 +169,6 @@ def microk8s_cuda_add_no_runtimeclass() -> Case:
     image = "registry.k8s.io/cuda-vector-add:v0.1"
     c = Case("microk8s-core-addons-400-cuda-add-needs-runtimeclass",
              source="https://github.com/canonical/microk8s-core-addons/pull/400",
-             known_miss="top driver-cuda-mismatch: same as gpu-operator-1017; no check weighs the pod's missing runtimeClassName against an existing nvidia RuntimeClass on a node whose driver is new enough",
              fragment=VECTOR_ADD_FAIL,
              where="log of container cuda-vector-add (previous instance), pod in CrashLoopBackOff",
              expect="nvidia-runtime-error", trap=True,
