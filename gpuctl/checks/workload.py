@@ -12,13 +12,16 @@ from ..findings import Finding, Fix
 from ..model.objects import GenericObject
 from ..model.quantity import parse_quantity
 from ..model.requests import pod_requests
-from ..model.snapshot import EVENTS, QUOTAS, Snapshot
+from ..model.snapshot import EVENTS, QUEUES, QUOTAS, Snapshot
 from .base import check
 from .context import human_age
 from .memo import Memo
 
 # apiserver ResourceQuota admission (staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go)
 QUOTA_RE = re.compile(r"[Ee]xceeded quota: (?P<quota>[^,]+), requested: (?P<requested>.*?), used: (?P<used>.*?), limited: (?P<limited>[^\n]*)")
+# apiserver ResourceQuota admission when a quota covers a resource the pod does not set
+# ("failed quota: %s: must specify %s", same controller.go); e.g. hmcts/cnp-flux-config#13765
+QUOTA_SPECIFY_RE = re.compile(r"failed quota: (?P<quota>[^:\n]{1,253}): must specify (?P<what>[^\n]{1,500})")
 RUNTIMECLASS_RE = re.compile(r'RuntimeClass "(?P<name>[^"]+)" not found')
 
 
@@ -50,13 +53,14 @@ class WorkloadContext:
 
 
 @check("workload-events", target="workload", codes=["quota-exceeded"], also=["runtime-class-missing", "queue-not-admitted"],
-       reads=(EVENTS, QUOTAS))
+       reads=(EVENTS, QUOTAS, QUEUES))
 def workload_events(ctx: WorkloadContext) -> Iterable[Finding]:
     """Quota that refused the pods (FailedCreate, or no room left for one), a
     RuntimeClass that does not exist, a suspended (not admitted) workload."""
     yield from _quota(ctx)
     yield from _runtime_class(ctx)
     yield from _suspended(ctx)
+    yield from _podgroup(ctx)
 
 
 def _events(ctx: WorkloadContext) -> list:
@@ -89,6 +93,20 @@ def _quota(ctx: WorkloadContext) -> Iterable[Finding]:
                            [f"kubectl -n {ns} describe resourcequota {m.group('quota')}",
                             f"kubectl -n {ns} get pods --field-selector status.phase=Running -o wide"])])
             return
+    for e in reversed(_events(ctx)):
+        m = QUOTA_SPECIFY_RE.search(e.message or "")
+        if m and e.reason in ("FailedCreate", "FailedCreatePod"):
+            what = m.group("what").strip().rstrip(".")
+            yield Finding(
+                "quota-exceeded",
+                f"ResourceQuota {m.group('quota')} refuses the pods of {ref}: every pod must specify {what}, and the "
+                "pod template does not (freeing quota will not help)",
+                evidence=[f"event {e.reason} x{e.times} on {ref}: {e.message}"], root_cause=True, disruption=1,
+                fixes=[Fix(f"Set {what} in every container of {ref} (or give the namespace a LimitRange with defaults)",
+                           [f"kubectl -n {ns} describe resourcequota {m.group('quota')}",
+                            f"kubectl -n {ns} edit {ref}   # spec.template.spec.containers[*].resources: set {what}"],
+                           needs_judgement="the amounts are your call")])
+            return
     if QUOTAS in snap.gaps or ctx.has_pods:
         return
     req = _template_requests(ctx.obj)
@@ -119,6 +137,43 @@ def _runtime_class(ctx: WorkloadContext) -> Iterable[Finding]:
                 evidence=[f"event FailedCreate on {ctx.ref}: {e.message}"], root_cause=True, disruption=1,
                 fixes=[_runtime_class_fix(ctx.snap, ctx.ns, ctx.obj, m.group("name"))])
             return
+
+
+def _podgroup(ctx: WorkloadContext) -> Iterable[Finding]:
+    """A gang-scheduled workload (Volcano, coscheduling) with no pods: its PodGroup
+    is still Pending or Inqueue, so the queue has not admitted it; the PodGroup's
+    conditions and events and its Queue's state say why."""
+    if ctx.has_pods:
+        return
+    obj, ns = ctx.obj, ctx.ns
+    groups = [g for g in ctx.snap.objects("PodGroup") if g.metadata.namespace == ns and (
+        any(o.uid == obj.metadata.uid or o.name == obj.metadata.name for o in g.metadata.ownerReferences)
+        or g.metadata.name == obj.metadata.name)]
+    for g in groups:
+        status = g.status or {}
+        phase = status.get("phase") or "Pending"
+        if phase not in ("Pending", "Inqueue"):
+            continue
+        evidence = [f"podgroup/{g.metadata.name} phase {phase}"]
+        for c in status.get("conditions") or []:
+            if isinstance(c, dict) and c.get("status") == "True":
+                evidence.append(f"podgroup/{g.metadata.name} {c.get('type')} ({c.get('reason')}): {c.get('message', '')}")
+        evidence += [f"event {e.reason} on podgroup/{g.metadata.name}: {e.message}"
+                     for e in ctx.snap.events_for("PodGroup", ns, g.metadata.name)[-3:]]
+        queue_name = (g.spec or {}).get("queue") or "default"
+        queue = next((q for q in ctx.snap.objects("Queue") if q.metadata.name == queue_name), None)
+        if queue is not None:
+            qs = queue.status or {}
+            cap = (queue.spec or {}).get("capability")
+            evidence.append(f"queue/{queue_name}: state {qs.get('state', '?')}"
+                            + (f", capability {cap}" if cap else "") + (f", pending {qs['pending']}" if "pending" in qs else ""))
+        yield Finding("queue-not-admitted",
+                      f"{ctx.ref} has no pods: its PodGroup {g.metadata.name} is {phase}, not admitted by queue {queue_name}",
+                      evidence=evidence, root_cause=True, disruption=1,
+                      fixes=[Fix("See why the queue holds it (capability, other groups' minResources, webhooks)",
+                                 [f"kubectl -n {ns} describe podgroup {g.metadata.name}",
+                                  f"kubectl get queue {queue_name} -o yaml"])])
+        return
 
 
 def _suspended(ctx: WorkloadContext) -> Iterable[Finding]:

@@ -632,6 +632,11 @@ def collect_for_workload(api: KubeAPI, ns: str, alias: str, name: str) -> S.Snap
             c.events(ns, "ReplicaSet", rs.metadata.name)   # FailedCreate lands on the ReplicaSet
     c.quotas(ns)
     c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=ns)
+    if not pods:   # gang-scheduled workloads wait as a PodGroup in a queue (Volcano, coscheduling)
+        c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", ns=ns)
+        c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "queues", "Queue")
+        for g in c.snap.objects("PodGroup"):
+            c.events(ns, "PodGroup", g.metadata.name)
     waiting = [p for p in pods if not p.spec.nodeName or p.phase != "Running"]
     if waiting:
         c.nodes()

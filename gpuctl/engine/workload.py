@@ -54,17 +54,26 @@ def diagnose_workload(snap: Snapshot, namespace: str, alias: str, name: str, mem
     own, own_checks = run_checks(WorkloadContext(snap, obj, ref, bool(pods), memo), "workload")
     findings = merge(own + findings)
     checks += own_checks
+    observed: list[str] = []
     if not pods and not own:
-        last = [f"{e.reason}: {e.message}" for e in snap.events_for(obj.kind, namespace, name)[-3:]]
+        events = snap.events_for(obj.kind, namespace, name)
+        last = [f"{e.reason}: {e.message}" for e in events[-3:]]
         checks.append(CheckResult("workload-pods", Status.SKIPPED,
                                   f"{ref} has no pods and its events name no known cause"
                                   + (f" (last events: {' | '.join(last)})" if last else " (no events)"), essential=True))
+        observed = [f"event {e.reason} x{e.times} on {ref}: {e.message}" for e in reversed(events)
+                    if e.type == "Warning"][:8] or [f"{ref}: no pods, no Warning events"]
     verdict = verdict_for(findings, checks, bound=any(p.spec.nodeName for p in pods))
     shown_kind = "Job.batch.volcano.sh" if alias == "vcjob" else kind
     target = {"kind": shown_kind, "namespace": namespace, "name": name, "phase": None, "node": None, "pods": pod_rows}
-    notes = ["Some data the verdict depends on could not be read; the findings show what the rest supports."] \
-        if verdict == "inconclusive" else []
-    return Diagnosis(target=target, verdict=verdict, findings=findings, checks=checks, nodes=nodes, notes=notes)
+    notes = []
+    if verdict == "inconclusive" and observed and not snap.gaps:
+        notes.append("The verdict is inconclusive: gpuctl read everything it needs and recognised no cause; "
+                     "what it saw is listed above, most telling first.")
+    elif verdict == "inconclusive":
+        notes.append("Some data the verdict depends on could not be read; the findings show what the rest supports.")
+    return Diagnosis(target=target, verdict=verdict, findings=findings, checks=checks, nodes=nodes, notes=notes,
+                     observed=observed if not snap.gaps else [])
 
 
 def _pod_diagnoses(snap: Snapshot, namespace: str, pods: list, memo: Memo):

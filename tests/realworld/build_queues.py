@@ -456,11 +456,6 @@ def volcano_queue_capability_scalar_pods_zero() -> Case:
                         "job. The queue definition, not cluster capacity, holds the job.",
              target={"namespace": "default", "target": "vcjob/rdma-train-13"},
              must_not=["insufficient-gpu", "insufficient-resource", "quota-exceeded", "unknown-resource-name"],
-             known_miss=("gpuctl is inconclusive: a Volcano Job with no pods gets no workload finding. It should follow "
-                        "the vcjob to its PodGroup (Pending, Unschedulable/NotEnoughResources, events 'queue resource "
-                        "quota insufficient') and read the Queue: a capability that lists extended resources but not "
-                        "'pods' leaves the pods dimension at 0, so nothing enqueues; queue-not-admitted naming the "
-                        "queue's capability"),
              k8s="v1.25 (Volcano v1.8)")
     for i in (1, 2):
         c.add(gpu_node(f"nv3090-{i:02d}", gpus=8, product="NVIDIA-GeForce-RTX-3090", kubelet="v1.25.9",
@@ -509,10 +504,6 @@ def volcano_webhook_podgroup_pending() -> Case:
                         "not on nodes or on the webhook itself.",
              target={"namespace": "test", "target": "vcjob/failed-delete-job"},
              must_not=["insufficient-gpu", "insufficient-cpu", "quota-exceeded"],
-             known_miss=("gpuctl is inconclusive: a vcjob with no pods and a PodGroup in phase Pending should be "
-                        "queue-not-admitted, and the volcano-controllers log line (webhook validatepod.volcano.sh "
-                        "denied the request ... podgroup phase is Pending) names why the "
-                        "pods are not even created; workload checks read neither the PodGroup of a vcjob nor controller logs"),
              k8s="v1.16 (Volcano v0.3)")
     c.add(gpu_node("gpu-node-1", gpus=4, product="Tesla-V100-SXM2-16GB", kubelet="v1.16.3", gfd=False),
           cpu_node("node-1", kubelet="v1.16.3"))
@@ -612,11 +603,6 @@ def statefulset_failed_quota_must_specify() -> Case:
                         "Free quota was never the problem.",
              target={"namespace": ns, "target": "statefulset/fpl-case-service-pr-3308-es-master"},
              must_not=["insufficient-cpu", "insufficient-memory"],
-             known_miss=("gpuctl is inconclusive: QUOTA_RE only knows 'exceeded quota: Q, requested/used/limited'; the "
-                        "StatefulSet FailedCreate 'create Pod ... failed error: ... failed quota: fpl-quota: must specify "
-                        "requests.cpu,requests.memory' is not recognised. With fpl-quota's hard keys requests.cpu and "
-                        "requests.memory and a template that sets no requests it should report quota-exceeded (must "
-                        "specify) and say that freeing quota will not help"),
              k8s="v1.21 (AKS)")
     c.add(*(cpu_node(f"aks-linux-{i}", cpu="8", memory="32Gi", kubelet="v1.21.7") for i in range(3)))
     c.add(quota("fpl-quota", ns, hard={"requests.cpu": "8", "requests.memory": "16Gi", "pods": "60"},
