@@ -63,8 +63,16 @@ class NodeContext:
 
     @cached_property
     def has_gpus(self) -> bool:
+        """GPU labels, GPUs advertised, or a device-plugin pod on the node (a node
+        without labels whose plugin cannot start still has GPUs)."""
         return catalog.node_has_gpus(self.node.metadata.labels) is not None or any(
-            advertised(self.node, r)[0] > 0 for r in self.gpu_resources)
+            advertised(self.node, r)[0] > 0 for r in self.gpu_resources) or bool(self.plugin_pods)
+
+    @cached_property
+    def plugin_pods(self) -> list[Pod]:
+        from .device_plugin import is_device_plugin_pod
+
+        return [p for p in self.pods if not p.terminated and is_device_plugin_pod(p)]
 
     def allocated(self, resource: str) -> float:
         return sum(pod_requests(p).get(resource, 0.0) for p in self.pods)

@@ -465,10 +465,7 @@ def plugin_needs_newer_driver() -> Case:
              resolution="Plugin image 1.11 calls an NVML symbol that the node's CUDA 8-era driver library lacks: "
                         "'we now require a more recent CUDA' (maintainer flx42); use k8s-device-plugin:1.10 or "
                         "upgrade the driver. Not a broken image.",
-             target={"node": "gpu-worker-3"}, k8s="v1.11",
-             known_miss="diagnose node says HEALTHY, 'has no GPUs': the node has no GPU labels, but a device-plugin "
-                        "pod crash-loops on it and its previous log names NVML (undefined symbol "
-                        "nvmlDeviceGetPciInfo_v3); gpuctl neither counts the node as a GPU node nor reads the log")
+             target={"node": "gpu-worker-3"}, k8s="v1.11")
     c.add(plain_node("gpu-worker-3", "v1.11.2", cpu="32", memory="128Gi", runtime="docker://18.6.0",
                      os_image="Ubuntu 16.04.5 LTS", kernel="4.4.0-131-generic"))
     img = "nvidia/k8s-device-plugin:1.11"
@@ -527,10 +524,7 @@ def intel_inotify_instances() -> Case:
                         "fs.inotify.max_user_instances=256 and the maintainer (tkatila) called it a system "
                         "configuration issue, not a plugin bug. Until then the node advertises no gpu.intel.com/i915.",
              target={"node": "nuc-01"},
-             must_not=["unknown-resource-name"], k8s="v1.33",
-             known_miss="diagnose node says HEALTHY, 'has no GPUs' (and reports nvidia.com/gpu): the Intel NFD labels "
-                        "(intel.feature.node.kubernetes.io/gpu, gpu.intel.com/device-id.*) are not GPU evidence to it "
-                        "and the crash-looping intel-gpu-plugin pod on the node is not read")
+             must_not=["unknown-resource-name"], k8s="v1.33")
     c.add(plain_node("nuc-01", "v1.33.1", cpu="8", memory="32Gi", kernel="6.11.0-26-generic",
                      os_image="Ubuntu 24.04.2 LTS",
                      labels={"intel.feature.node.kubernetes.io/gpu": "true",

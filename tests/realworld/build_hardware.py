@@ -664,10 +664,6 @@ def dp_231(target_node: bool) -> Case:
                           "node needs a reboot; NVIDIA/k8s-device-plugin#2038 later traced the same failure to the "
                           "plugin's aligned-allocation path.",
                target={"node": node} if target_node else {"pod": f"{ns}/{newest}"}, k8s="v1.20",
-               known_miss=("gpuctl says gpu-unhealthy (capacity 4, allocatable 3) and finds no Xid: it does not parse "
-                           "the v0.8/v0.9 plugin wording 'XidCriticalError: Xid=79 on Device=..., the device will go "
-                           "unhealthy.' and does not read the rejected pods' 'nvml: GPU is lost' on the node as a "
-                           "lost GPU (Xid 79, reboot)") if target_node else "",
                notes="Plugin v0.8.2 (static manifest, kube-system), whose health check logs the old wording "
                      "'XidCriticalError: Xid=79 on Device=GPU-..., the device will go unhealthy.' (as quoted in "
                      "NVIDIA/k8s-device-plugin#189). The Xid number is the snapshot's: a GPU that is 'lost' and "
