@@ -265,6 +265,45 @@ def container_logs(ctx: PodContext) -> Iterable[Finding]:
     """CUDA, NVML and framework signatures in the container's logs (current and
     previous): no GPU visible, CUDA out of memory, NVML lost, driver too old,
     uncorrectable ECC."""
+    found = list(_container_logs(ctx))
+    yield from found
+    aimed = aimed_without_gpu(ctx)
+    if aimed is not None and not any(getattr(f, "code", None) == "gpu-not-requested" for f in found):
+        yield aimed
+
+
+def aimed_without_gpu(ctx: PodContext) -> Optional[Finding]:
+    """A crashing pod that requests no GPU but selects GPU nodes (its nodeSelector
+    names an accelerator, as GPU labels do): the device plugin gives it no GPU, so
+    its GPU code fails. Not the GPU stack's own pods (plugins, operands)."""
+    from ..knowledge import catalog
+    from .device_plugin import is_device_plugin_pod
+
+    pod = ctx.pod
+    if ctx.gpu_requests or ctx.device_requests or is_device_plugin_pod(pod) or pod.metadata.namespace in ("gpu-operator", "nvidia-gpu-operator"):
+        return None
+    selects = catalog.node_has_gpus(dict(pod.spec.nodeSelector or {}))
+    crashing = [cs for cs in pod.status.containerStatuses
+                if cs.restartCount > 0 or (cs.state and cs.state.waiting and cs.state.waiting.reason == "CrashLoopBackOff")]
+    if selects is None or not crashing:
+        return None
+    cs = crashing[0]
+    text = ctx.snap.logs.get(ctx.ns, ctx.name, cs.name, True) or ctx.snap.logs.get(ctx.ns, ctx.name, cs.name, False) or ""
+    tail = [ln for ln in text.splitlines() if ln.strip()][-2:]
+    node = _node_ref(ctx)
+    return Finding("gpu-not-requested",
+                   f"The pod selects GPU nodes ({selects.source}: {selects.raw}) but requests no GPU, so it gets none; "
+                   f"its container {cs.name} keeps failing",
+                   evidence=[f"nodeSelector {', '.join(f'{k}={v}' for k, v in pod.spec.nodeSelector.items())}; no GPU in "
+                             "requests or limits", f"container {cs.name}: restarts {cs.restartCount}"]
+                   + [f"last log line: {_short(ln)}" for ln in tail],
+                   nodes=[node], root_cause=True, disruption=1,
+                   fixes=[Fix(f"Request a GPU in {workload_ref(ctx)} (limits nvidia.com/gpu: 1)",
+                              [f"kubectl -n {ctx.ns} get {workload_ref(ctx)} -o yaml | grep -B2 -A8 resources:"],
+                              needs_judgement="how many GPUs it needs is your call")])
+
+
+def _container_logs(ctx: PodContext) -> Iterable[Finding]:
     from ..knowledge.runtime import classify
 
     logs = _logs(ctx)
@@ -322,8 +361,13 @@ def container_logs(ctx: PodContext) -> Iterable[Finding]:
         else:
             summary = detail
             fixes = []
-        yield Finding(code, summary, evidence=evidence, nodes=[node], root_cause=True, disruption=2, fixes=fixes,
-                      severity=severity_override if code == "gpu-memory-exhausted" else None)
+        hardware = None
+        if code == "gpu-memory-exhausted" and node_health(ctx.snap, node).ecc:   # hardware outranks its symptom
+            hardware = "ecc-uncorrectable"
+            summary += ": the node's GPUs report uncorrectable memory errors, which retire or remap memory"
+            evidence.append(f"node {node}: {node_health(ctx.snap, node).ecc[0]}")
+        yield Finding(code, summary, evidence=evidence, nodes=[node], root_cause=hardware is None, disruption=2, fixes=fixes,
+                      severity=severity_override if code == "gpu-memory-exhausted" else None, symptom_of=hardware)
 
 
 @check("crash-loop", codes=["crash-loop"], reads=(LOGS, EVENTS), applies=_bound)
@@ -353,6 +397,13 @@ def crash_loop(ctx: PodContext) -> Iterable[Finding]:
         evidence += [f"last log line: {_short(ln)}" for ln in tail]
         summary = f"Container {cs.name} keeps exiting (exit code {term.exitCode if term else '?'})"
         fault = gpu_fault(ctx)
+        if fault is None and aimed_without_gpu(ctx) is not None:
+            yield Finding("crash-loop", f"Container {cs.name} keeps exiting (exit code {term.exitCode if term else '?'}): "
+                          "it runs GPU code without a GPU", evidence=evidence, nodes=[_node_ref(ctx)], root_cause=False,
+                          disruption=2, symptom_of="gpu-not-requested",
+                          fixes=[Fix("Read the previous container's log",
+                                     [f"kubectl -n {ctx.ns} logs {ctx.name} -c {cs.name} --previous --tail=100"])])
+            return
         if fault is not None:
             summary += f": its GPU reported Xid {fault.xid}, a hardware fault that crashes any program on it"
             evidence.append(f"{fault.source}: {_short(fault.line)}")

@@ -521,7 +521,6 @@ def onnxruntime_gke_no_gpu_limit() -> Case:
     image = "europe-docker.pkg.dev/acme/ml/onnx-inference:1.4.2"
     c = Case("onnxruntime-13753-gke-pod-requests-no-gpu",
              source="https://github.com/microsoft/onnxruntime/issues/13753",
-             known_miss="top crash-loop (+ pod-requests-no-gpu info): the onnxruntime CUDA-provider error is not a known no-GPU signature; it lacks 'pod requests no GPU yet targets GPU nodes (GPU taint toleration, gke-accelerator selector) and fails on CUDA -> gpu-not-requested'",
              fragment=frag,
              where="log of the inference container (previous instance); the pod runs on a GKE T4 node, tolerating its taint",
              expect="gpu-not-requested", trap=True,
@@ -802,7 +801,6 @@ def oom_on_uncorrectable_ecc() -> Case:
     frag = "RuntimeError: CUDA error: out of memory"
     c = RuntimeCase("k8s-device-plugin-267-oom-on-gpu-with-uncorrectable-ecc",
                     source="https://github.com/NVIDIA/k8s-device-plugin/issues/267",
-                    known_miss="top gpu-memory-exhausted (blocker) above ecc-uncorrectable (critical): the OOM is not made a symptom of the uncorrectable ECC error the node probe shows on the node's GPU",
                     fragment=frag,
                     where="log of the training container (previous instance); the node's GPU 1 shows 1 volatile "
                           "uncorrectable ECC error (node probe)",
