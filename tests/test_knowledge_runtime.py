@@ -303,6 +303,10 @@ REAL = [
      "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to find runtime handler nvidia from "
      "runtime list map[crun:0xc000 runc:0xc000]",
      "runtime-class-missing", "CRI-O has no 'nvidia' runtime handler", "failed to find runtime handler"),
+    ("log",
+     # NVIDIA/gpu-operator#277 (cuda-validation init container)
+     "Failed to allocate device vector A (error code forward compatibility was attempted on non supported HW)!",
+     "driver-cuda-mismatch", "CUDA forward compatibility does not apply", "forward compatibility was attempted"),
 ]
 
 

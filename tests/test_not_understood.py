@@ -12,7 +12,7 @@ sys.path.insert(0, str(ROOT / "tests" / "realworld"))
 
 from kit import Case, container, event, gpu_node, pod, terminated, unschedulable, waiting  # noqa: E402
 
-PORTS = "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports."
+PORTS = "0/2 nodes are available: 2 node(s) were rejected by the acme.example.com/gpu-budget plugin: team budget spent."
 
 
 def _write(tmp_path, *objs, logs=()):
@@ -40,7 +40,7 @@ def test_an_unrecognised_scheduler_message_is_evidence_not_a_gap(cli, tmp_path):
     assert "read everything" in doc["notes"][0] and "could not be read" not in doc["notes"][0]
     table = cli("diagnose", "pod", "p", "-n", "ml", "--snapshot", str(snap)).out
     assert "No cause recognised" in table and "some data could not be read" not in table
-    assert "What gpuctl saw, most telling first:" in table and "didn't have free ports" in table
+    assert "What gpuctl saw, most telling first:" in table and "gpu-budget plugin" in table
     md = cli("diagnose", "pod", "p", "-n", "ml", "--snapshot", str(snap), "-o", "markdown").out
     assert "What gpuctl saw, most telling first:" in md
 

@@ -235,8 +235,10 @@ def host_oom(ctx: PodContext) -> Iterable[Finding]:
 
 
 def _logs(ctx: PodContext) -> list[tuple[str, bool, str]]:
+    """The logs of every container, init containers first (the GPU Operator's
+    validators run CUDA there), current and (after a restart) previous."""
     out = []
-    for cs in ctx.pod.status.containerStatuses:
+    for cs in [*ctx.pod.status.initContainerStatuses, *ctx.pod.status.containerStatuses]:
         for previous in (False, True):
             if previous and not cs.restartCount:
                 continue

@@ -62,7 +62,7 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
         except Exception:
             nodes = []
     notes = []
-    seen = observed(ctx) if unexplained else []
+    seen = observed(ctx) if unexplained and complete else []
     if verdict == "inconclusive" and unexplained and complete:
         notes.append("The verdict is inconclusive: gpuctl read everything it needs and recognised no cause; "
                      "what it saw is listed above, most telling first.")

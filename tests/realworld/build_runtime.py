@@ -658,7 +658,6 @@ def cuda_validator_forward_compat() -> Case:
     img = "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v1.8.2"
     c = Case("gpu-operator-277-cuda-validator-forward-compat-old-driver",
              source="https://github.com/NVIDIA/gpu-operator/issues/277",
-             known_miss="inconclusive (pod-requests-no-gpu info): init-container logs and Init:CrashLoopBackOff are not read, and 'forward compatibility was attempted on non supported HW' (CUDA 804) is not a known driver/CUDA signature; the node's 450 driver (CUDA 11.0, GFD labels) is never compared",
              fragment=frag,
              where="log of the init container cuda-validation of the nvidia-cuda-validator pod (Init:CrashLoopBackOff)",
              expect="driver-cuda-mismatch", trap=True,
