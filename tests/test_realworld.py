@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, probe_args
 
 from gpuctl.findings import CODES
 
@@ -134,7 +134,7 @@ def test_offline_diagnosis_is_right_or_a_listed_miss(case):
 def test_live_diagnosis_matches_offline(cli, serve, case):
     m = meta(case)
     _, kubeconfig = serve(case / "snapshot")
-    r = cli(*argv(m), "--kubeconfig", kubeconfig, "-o", "json")
+    r = cli(*argv(m), "--kubeconfig", kubeconfig, *probe_args(case / "snapshot"), "-o", "json")
     assert r.code in (0, 1), r.err
     assert outcome(r.json()) == outcome(_offline(case))
 

@@ -356,9 +356,10 @@ class LiveCollector:
         """The pod's own logs, current and (after a restart) previous, bounded."""
         self.snap.collected.add(S.LOGS)
         ns = pod.metadata.namespace or "default"
-        restarted = {cs.name for cs in pod.status.containerStatuses if cs.restartCount > 0}
-        started = {cs.name for cs in pod.status.containerStatuses if cs.state and (cs.state.running or cs.state.terminated)}
-        for cs in pod.status.containerStatuses:
+        statuses = [*pod.status.initContainerStatuses, *pod.status.containerStatuses]   # validators run CUDA in init containers
+        restarted = {cs.name for cs in statuses if cs.restartCount > 0}
+        started = {cs.name for cs in statuses if cs.state and (cs.state.running or cs.state.terminated)}
+        for cs in statuses:
             for previous in (False, True):
                 if (previous and cs.name not in restarted) or (not previous and cs.name not in started):
                     continue
