@@ -111,6 +111,33 @@ def _num(value: Any) -> float:
         return 0.0
 
 
+_KERNEL_XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F:.]{4,20})\): (?P<xid>\d{1,3})")
+_KERNEL_GPU = re.compile(r"NVRM: GPU (?P<pci>[0-9a-fA-F:.]{4,20}): (?P<text>.{1,200})")
+
+
+def _from_node_events(h: Health, snap: Snapshot, node_name: str) -> None:
+    """Kernel NVRM lines the node-problem-detector (or any monitor) posts as events
+    on the Node: "NVRM: Xid (PCI:…): 79, …", or "NVRM: GPU …: GPU has fallen off
+    the bus" whose text is an Xid's own description (knowledge/xids.yaml)."""
+    from ..knowledge.gpu_health import xids
+
+    for e in snap.events_for("Node", None, node_name):
+        text = e.message or ""
+        line = f"node event {e.reason or ''} from {e.component or 'unknown'}: {text[:300]}"
+        m = _KERNEL_XID.search(text)
+        if m:
+            h.xids.append(XidEvent(int(m.group("xid")), m.group("pci"), "node event", line))
+            continue
+        m = _KERNEL_GPU.search(text)
+        if m:
+            said = m.group("text").lower()
+            hit = next((x for x in xids() if len(x.description) > 12 and x.description.lower() in said), None)
+            if hit is not None:
+                h.xids.append(XidEvent(hit.xid, m.group("pci"), "node event", line))
+    if snap.events_for("Node", None, node_name):
+        h.sources.append("node events")
+
+
 def node_health(snap: Snapshot, node_name: str) -> Health:
     from .device_plugin import device_plugin_state, log_extent
 
@@ -135,6 +162,8 @@ def node_health(snap: Snapshot, node_name: str) -> Health:
     probe = snap.probes.get(node_name)
     if isinstance(probe, dict):
         _from_probe(h, probe)
+    # Kernel lines on the Node's events (node-problem-detector's kernel monitor).
+    _from_node_events(h, snap, node_name)
     # Conditions and taints set by health controllers.
     if node is not None:
         for c in node.status.conditions:

@@ -158,7 +158,12 @@ def container_start(ctx: PodContext) -> Iterable[Finding]:
         else:
             yield from _cuda_finding(ctx, extra_evidence=evidence, crashed=True)
             continue
-        yield Finding(code, summary, evidence=evidence, nodes=[node], root_cause=True, disruption=2, fixes=fixes)
+        fault = gpu_fault(ctx) if code == "nvidia-runtime-error" else None
+        if fault is not None:   # a hung or lost GPU makes the runtime hook fail: the Xid is the cause
+            summary += f" (the node's GPU reported Xid {fault.xid})"
+            evidence.append(f"{fault.source}: {_short(fault.line)}")
+        yield Finding(code, summary, evidence=evidence, nodes=[node], root_cause=fault is None, disruption=2, fixes=fixes,
+                      symptom_of="xid-error" if fault is not None else None)
 
 
 @check("runtime-class", codes=["runtime-class-missing"], reads=(RUNTIMECLASSES,), applies=lambda ctx: bool(ctx.pod.spec.runtimeClassName))

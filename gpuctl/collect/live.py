@@ -593,6 +593,10 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None,
     if bound_failing:
         if any(catalog.is_gpu_resource(r) for r in pod_requests(pod)):
             c.node_metrics(pod.spec.nodeName, dcgm_url, prometheus_url)
+            node = pod.spec.nodeName   # kernel Xid lines a node-problem-detector posts on the Node
+            c._add_all("Event", c._try(S.EVENTS, f"list events of node/{node}", "list", "events",
+                                       lambda: api.list("/api/v1/events", "Event",
+                                                        {"fieldSelector": f"involvedObject.kind=Node,involvedObject.name={node}"})))
     return c.snap
 
 

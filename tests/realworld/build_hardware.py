@@ -547,10 +547,6 @@ def gsp_timeout_446() -> Case:
                           "driver release (525.105.17) fixed the GSP-RM issue that led to Xid 119. The GPU/driver "
                           "firmware hung, not the container toolkit.",
                target={"pod": f"{ns}/{name}"}, k8s="v1.25",
-               known_miss="gpuctl puts nvidia-runtime-error first (the hook's 'driver error: timed out') and "
-                          "xid-error (Xid 119, GSP RPC timeout) second: it lacks the rule that a driver timeout in the "
-                          "runtime hook on a node whose GPU logs GSP timeouts is the GPU/driver hang, not the toolkit; "
-                          "it also does not read the kernel Xid line from the node-problem-detector event",
                notes="The Xid 119 kernel line is the one the same user posted in NVIDIA/nvidia-docker#1648 (where "
                      "containers failed with 'failed to create shim task: OCI runtime create failed: runc create "
                      "failed'); the hook's stderr 'nvidia-container-cli: detection error: driver error: timed out' "
@@ -972,9 +968,6 @@ def dcgm_exporter_348_fell_off_bus() -> Case:
                           "be reset (nvidia-smi -r) after stopping whatever used them. The reporter asked for "
                           "dcgm-exporter to expose the state.",
                target={"node": node}, k8s="v1.29",
-               known_miss="gpuctl reports nothing (no finding): it does not read node-problem-detector events on the "
-                          "Node, so the kernel line 'GPU has fallen off the bus' (Xid 79) is never seen while "
-                          "capacity, allocatable and the plugin log look healthy",
                notes="The kernel line is the thread's; it reaches Kubernetes only through a node-problem-detector "
                      "kernel-monitor rule (event reason assumed). Allocatable stays 8 of 8 and the device-plugin "
                      "log is clean, as the reporter describes. No DCGM metrics in the snapshot.")
