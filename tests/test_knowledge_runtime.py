@@ -406,12 +406,13 @@ def test_xid_109_ignored_from_v0_18():
     assert not device_plugin_ignores(79)
 
 
-@pytest.mark.parametrize("n", [48, 64, 74, 79, 94, 95, 119, 120, 140, 143, 144, 147, 150, 151])
+@pytest.mark.parametrize("n", [48, 64, 74, 79, 95, 119, 120, 140, 143, 144, 147, 150, 151])
 def test_hardware_xids_are_critical(n):
     assert xid_info(n).severity == "critical"
 
 
-@pytest.mark.parametrize("n", [13, 31, 32, 43, 45, 68, 69])
+# 94 (contained memory error): RESTART_APP, the GPU stays usable (NVIDIA/gpu-operator#1065)
+@pytest.mark.parametrize("n", [13, 31, 32, 43, 45, 68, 69, 94])
 def test_application_xids_are_warnings(n):
     x = xid_info(n)
     assert x.severity == "warning", (n, x.immediate)

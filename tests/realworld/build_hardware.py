@@ -931,10 +931,6 @@ def gpu_operator_1065_xid94() -> Case:
                           "DP_DISABLE_HEALTHCHECKS=94 as a workaround (k8s-device-plugin#1974 asks to ignore it by "
                           "default).",
                target={"node": node}, k8s="v1.28",
-               known_miss="gpuctl puts xid-error first (Xid 94 rated critical, drain/reset) and gpu-unhealthy second: "
-                          "it lacks the catalog's RESTART_APP reading of Xid 94 (a contained error, over once the app "
-                          "exits) and the rule that the lasting fault is the plugin's permanent unhealthy mark (restart "
-                          "the plugin; DP_DISABLE_HEALTHCHECKS=94)",
                notes="GPU Operator v23.9.2 (device plugin v0.14.5). The first log line is the thread's; the next "
                      "ones are the plugin's lines for the Xid 94 event (the excerpt cuts them off). No DCGM exporter.")
     c.add(gpu_node(node, gpus=8, allocatable=7, product="NVIDIA-H100-80GB-HBM3", kubelet="v1.28.9", driver="535.129.03",
