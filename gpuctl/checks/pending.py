@@ -659,6 +659,8 @@ def _shortage(s: _FitRun) -> Iterable[Finding]:
                           fx.commands, needs_judgement="the pool the pod names is usually on purpose (GPU model, memory)")
                       for c in SELECTOR_CODES if any(c in f.reasons for f in outside)
                       for fx in _fixes(ctx, c, outside)[:1]]
+        if symptom is None and _autoscaler_declined(ctx):
+            symptom = "autoscaler-no-scale-up"   # short of capacity, and the autoscaler will not add it: that is the cause
         yield Finding(code, summary, evidence=evidence, nodes=_names(pool)[:20], root_cause=bool(eligible) and symptom is None,
                       unblocks=0, disruption=DISRUPTION.get(code, 4), symptom_of=symptom, fixes=fixes, severity=severity)
 
@@ -698,9 +700,11 @@ def _constraints(s: _FitRun) -> Iterable[Finding]:
         for other, n in sorted(elsewhere.items()):
             lines.append(f"{_plural(n, 'node')} blocked for more than one reason: listed under {other}")
         listed.update((f.name, code) for f in shown)
+        declined = code in NODE_RESOURCE and _autoscaler_declined(ctx)
         yield Finding(code, summary, evidence=lines + ev.get(code, []),
-                      nodes=_names(alone or blocked), root_cause=bool(alone), unblocks=len(alone),
-                      disruption=DISRUPTION.get(code, 2), fixes=_fixes(ctx, code, alone or blocked))
+                      nodes=_names(alone or blocked), root_cause=bool(alone) and not declined, unblocks=len(alone),
+                      disruption=DISRUPTION.get(code, 2), fixes=_fixes(ctx, code, alone or blocked),
+                      symptom_of="autoscaler-no-scale-up" if declined else None)
 
 
 def _state_taint_fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[Fix]:
@@ -717,6 +721,18 @@ def _state_taint_fixes(ctx: PodContext, code: str, fits: list[NodeFit]) -> list[
 
 
 SELECTOR_CODES = ("node-selector-mismatch", "node-affinity-mismatch")
+
+
+def _autoscaler_declined(ctx: PodContext) -> bool:
+    """The node autoscaler's latest word on the pod is that it will not scale up
+    (NotTriggerScaleUp after any TriggeredScaleUp): in an autoscaled pool a capacity
+    shortage is then the autoscaler's finding's symptom."""
+    latest = None
+    for e in ctx.events:
+        if e.reason in ("NotTriggerScaleUp", "TriggeredScaleUp", "FailedScaleUp"):
+            if latest is None or (e.last_seen or "") >= (latest.last_seen or ""):
+                latest = e
+    return latest is not None and latest.reason in ("NotTriggerScaleUp", "FailedScaleUp")
 
 
 def _names_a_pool(s: _FitRun, code: str) -> bool:

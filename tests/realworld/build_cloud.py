@@ -98,6 +98,10 @@ def cos_installer_crashloop() -> Case:
     frag = ("Back-off 20s restarting failed container=nvidia-driver-installer pod=nvidia-driver-installer-z7ht8_"
             "kube-system(b362cd39-f621-11e9-8e02-42010a8000d2)")
     c = Case("cos-gpu-installer-45-driver-installer-init-crashloop",
+             known_miss=("gpuctl reports the GKE T4 node healthy with no finding: the node carries "
+                         "cloud.google.com/gke-accelerator but no nvidia.com/gpu capacity, its nvidia-driver-installer "
+                         "init container crash-loops, and GKE's device plugin pod is Running, which gpuctl takes as "
+                         "serving"),
              source="https://github.com/GoogleCloudPlatform/cos-gpu-installer/issues/45",
              fragment=frag,
              where="BackOff event from the kubelet on the nvidia-driver-installer pod (kube-system); shown on the "
@@ -223,7 +227,8 @@ def eks_1697_nvml_not_loaded() -> Case:
              target={"node": "ip-10-20-40-96.us-east-2.compute.internal"},
              k8s="v1.29 (EKS, amazon-eks-gpu-node-1.29-v20240307)",
              notes="k8s-device-plugin v0.14.5 with failOnInitError=true on a g4dn.2xlarge, as in the thread's "
-                   "comment; the plugin log is the thread's lines in order.")
+                   "comment; the first four plugin log lines are the thread's, the last two are the same plugin "
+                   "build's next lines as quoted in amazon-eks-ami#1618.")
     kubelet = "v1.29.0-eks-5e0fdde"
     node = "ip-10-20-40-96.us-east-2.compute.internal"
     c.add(plain_node("ip-10-20-12-5.us-east-2.compute.internal", kubelet, cpu="4", memory="16Gi",
@@ -311,6 +316,10 @@ def aks_5871_grid_driver_library_mismatch() -> Case:
     msg = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: could not apply '
            'required modification to OCI specification: error modifying OCI spec: ' + frag)
     c = Case("aks-5871-nv-a10-grid-driver-library-mismatch",
+             known_miss=("gpuctl says crash-loop ('its log shows no GPU cause'): it does not read the toolkit's CDI-mode "
+                         "StartError ('failed to create the automatic CDI modifier ... failed to initialize NVML: "
+                         "Driver/library version mismatch') in lastState.terminated.message and the Failed event as "
+                         "an NVIDIA runtime failure"),
              source="https://github.com/Azure/AKS/issues/5871",
              fragment=frag,
              where="the GPU container's lastState.terminated message (StartError) and the kubelet's Failed event",
@@ -325,7 +334,8 @@ def aks_5871_grid_driver_library_mismatch() -> Case:
                         "duplicate of the node-image bug (#5869). The fix is a corrected node image, not the pod.",
              target={"pod": "inference/whisper-api-6d8f9c7b5-r2x8k"}, k8s="v1.33 (AKS, node image 202607.02.0)",
              notes="The GPU pod was admitted (the device plugin had advertised the GPU before); its container fails "
-                   "at start with the thread's error. Node names and the pod are illustrative.")
+                   "at start with the thread's error (the thread wraps it over five lines; it is one line in the "
+                   "kubelet's message). Node names and the pod are illustrative.")
     kubelet = "v1.33.2"
     aks = {"kubernetes.azure.com/os-sku": "Ubuntu", "kubernetes.azure.com/node-image-version":
            "AKSUbuntu-2204gen2containerd-202607.02.0"}
@@ -513,6 +523,11 @@ def twoi2c_2185_backoff() -> Case:
           "{k8s.dask.org_dedicated: worker}, that the pod didn't tolerate, 1 in backoff after failed scale-up")
     sched = "0/3 nodes are available: 1 Insufficient memory, 2 node(s) didn't match Pod's node affinity/selector."
     c = Case("2i2c-infrastructure-2185-user-pool-in-backoff",
+             known_miss=("gpuctl raises untolerated-taint for the dask-worker node (and insufficient-memory for the "
+                         "full user node) beside autoscaler-no-scale-up: the dask node is already excluded by the pod's "
+                         "nodeSelector, so its taint is no cause; the NotTriggerScaleUp reason '1 in backoff after "
+                         "failed scale-up' on the one group the selector allows is (an earlier build also ranked "
+                         "insufficient-memory first)"),
              source="https://github.com/2i2c-org/infrastructure/issues/2185",
              fragment=ca,
              where="NotTriggerScaleUp event from cluster-autoscaler on the JupyterHub user pod (shown in the spawn log)",

@@ -442,9 +442,6 @@ def autoscaler_5692() -> Case:
     ca = ("pod didn't trigger scale-up: 12 node(s) didn't match Pod's node affinity/selector, "
           "3 max node group size reached.")
     c = Case("autoscaler-5692-gke-max-node-group-size",
-             known_miss=("gpuctl ranks node-selector-mismatch first ('12 nodes with room do not match'): a nodeSelector "
-                         "naming one node pool is intent, and the autoscaler's event says that pool is at its max size, "
-                         "which is the cause"),
              source="https://github.com/kubernetes/autoscaler/issues/5692",
              fragment="pod didn't trigger scale-up: 12 node(s) didn't match Pod's node affinity/selector, "
                       "3 max node group size reached",

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (NOW, Case, _meta, container, cpu_node, event, gpu_node, pod, running, taint,  # noqa: E402
+from kit import (Case, _meta, container, cpu_node, event, gpu_node, pod, running, taint,  # noqa: E402
                  unschedulable, waiting)
 
 T_START = "2026-11-19T09:00:00Z"
@@ -327,14 +327,17 @@ def device_plugin_323_time_slicing_oom() -> Case:
              source="https://github.com/NVIDIA/k8s-device-plugin/issues/323",
              fragment=frag,
              where="log of the crash-looping application container (previous run)",
-             expect="gpu-memory-exhausted",
+             expect="gpu-memory-exhausted", trap=True,
              must_not=["container-oom-killed", "xid-error", "gpu-unhealthy"],
              resolution="With time-slicing the replicas share one T4's 15 GiB with no memory isolation; the other "
                         "service on the same GPU holds about 9 GiB, so this one fails once it grows past what is "
                         "left (14.75 MiB free while it holds only 4.37 GiB). The maintainers' answer: time-slicing "
                         "does not partition memory; limit each application's memory use or use MIG.",
              target={"pod": "apps/question-answering-7c9f6d8b5-x4kzt"}, k8s="v1.24",
-             notes="The second service (image recognition, about 9 GiB) is placed on the same node and GPU.")
+             notes="Trap: the reporter read it as the device plugin capping the app's GPU memory and asked how to "
+                   "raise it; the message's own numbers (4.37 GiB held of 14.76, 14.75 MiB free) show another "
+                   "process holds the rest. The second service (image recognition, about 9 GiB) is placed on the "
+                   "same node and GPU.")
     lab = sharing_labels("time-slicing", 4, "Tesla-T4")
     c.add(gpu_node(node, gpus=4, product="Tesla-T4", labels=lab, kubelet="v1.24.2", driver="515.48.07",
                    cuda="11.7", cpu="8", memory="32Gi"))
