@@ -217,21 +217,27 @@ def image_pull(ctx: PodContext) -> Iterable[Finding]:
 @check("host-oom", codes=["container-oom-killed"], reads=(EVENTS,), applies=_bound)
 def host_oom(ctx: PodContext) -> Iterable[Finding]:
     """OOMKilled: the container exceeded its host-memory limit (exit 137), not GPU memory."""
-    for cs in ctx.pod.status.containerStatuses:
+    init_names = {cs.name for cs in ctx.pod.status.initContainerStatuses}
+    for cs in [*ctx.pod.status.initContainerStatuses, *ctx.pod.status.containerStatuses]:
         for label, st in (("state", cs.state), ("last state", cs.lastState)):
             t = st.terminated if st else None
             if t and t.reason == "OOMKilled":
-                c = next((c for c in ctx.pod.spec.containers if c.name == cs.name), None)
+                init = cs.name in init_names
+                specs = ctx.pod.spec.initContainers if init else ctx.pod.spec.containers
+                idx = next((i for i, c in enumerate(specs) if c.name == cs.name), 0)
+                c = specs[idx] if idx < len(specs) else None
                 limit = c.resources.limits.get("memory") if c else None
+                what = "Init container" if init else "Container"
+                path = f"/initContainers/{idx}/resources/limits/memory" if init else \
+                    f"/containers/{container_index(ctx, cs.name)}/resources/limits/memory"
                 yield Finding("container-oom-killed",
-                              f"Container {cs.name} was killed for host memory (OOMKilled, exit {t.exitCode}); not GPU memory",
+                              f"{what} {cs.name} was killed for host memory (OOMKilled, exit {t.exitCode}); not GPU memory",
                               evidence=[f"container {cs.name} {label}: terminated OOMKilled exit {t.exitCode} at {t.finishedAt or '?'}",
                                         f"memory limit: {limit or 'none'}; restarts: {cs.restartCount}"],
                               nodes=[_node_ref(ctx)], root_cause=True, disruption=1,
                               fixes=[Fix("Raise the container's memory limit (data loaders and pinned memory count here), "
                                          "or lower the batch/worker count",
-                                         edit_commands(ctx, f"/containers/{container_index(ctx, cs.name)}/resources/limits/memory",
-                                                       str(limit or "none"), "a higher limit (and request)"),
+                                         edit_commands(ctx, path, str(limit or "none"), "a higher limit (and request)"),
                                          needs_judgement="how much memory the container needs is your call")])
                 return
 

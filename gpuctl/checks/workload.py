@@ -26,9 +26,23 @@ RUNTIMECLASS_RE = re.compile(r'RuntimeClass "(?P<name>[^"]+)" not found')
 
 
 def _template_requests(obj: GenericObject) -> dict[str, float]:
-    tmpl = ((obj.spec or {}).get("template") or {}).get("spec")
+    """What one pod of the workload requests: its pod template, or for a Volcano Job
+    (its templates are per task, spec.tasks[].template) the largest task's."""
+    spec = obj.spec or {}
+    tmpl = (spec.get("template") or {}).get("spec")
     if not isinstance(tmpl, dict):
-        return {}
+        tasks = [t.get("template", {}).get("spec") for t in spec.get("tasks") or [] if isinstance(t, dict)]
+        best: dict[str, float] = {}
+        for t in tasks:
+            if isinstance(t, dict):
+                req = _pod_requests_of(t)
+                if sum(req.values()) > sum(best.values()):
+                    best = req
+        return best
+    return _pod_requests_of(tmpl)
+
+
+def _pod_requests_of(tmpl: dict) -> dict[str, float]:
     from ..model.objects import decode_salvaging
 
     pod, _ = decode_salvaging("Pod", {"spec": tmpl})   # a bad quantity in the template must not sink the report

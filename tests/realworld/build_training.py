@@ -354,7 +354,6 @@ def volcano_vcjob_k8s_quota_rejects_pods() -> Case:
                         "creation outright (use Volcano queue capacity instead); the NPUs and their plugin are fine.",
              target={"namespace": ns, "target": "vcjob/" + jobn},
              must_not=["insufficient-resource", "unknown-resource-name", "device-plugin-not-running"],
-             known_miss=("gpuctl is inconclusive with no finding: for a Volcano Job it neither reads the volcano-controllers log ('Failed to create pod ... is forbidden: exceeded quota: naie-resource-job-quota') nor the requests of spec.tasks[].template (it only reads spec.template), so the ResourceQuota naie-resource-job-quota (requests.huawei.com/Ascend910 used 1 of 1) is never matched against the job's pod"),
              k8s="v1.23 (Volcano v1.9, Ascend 910)")
     npu = {"huawei.com/Ascend910": "8"}
     c.add(gpu_node("npu-node-01", gpus=0, gfd=False, kubelet="v1.23.17", cpu="192", memory="1500Gi",
@@ -504,7 +503,6 @@ def kuberay_wait_gcs_ready_oomkilled() -> Case:
                         "resources configurable or copy the Ray container's cpu/memory.",
              target={"pod": "ml/ourclustername-gpu-group-worker-2sbdj"},
              must_not=["gpu-memory-exhausted", "insufficient-memory", "gpu-unhealthy", "insufficient-gpu"],
-             known_miss=('gpuctl is inconclusive with no finding: it ignores initContainerStatuses, so the init container wait-gcs-ready restarting in CrashLoopBackOff with lastState OOMKilled (exit 137, limit 256Mi) is never seen; it should report container-oom-killed for the init container (its memory limit, not GPU memory or node memory)'),
              k8s="v1.30 (KubeRay 1.2)")
     c.add(gpu_node("gpu-node-a10-01", gpus=1, product="NVIDIA-A10G", kubelet="v1.30.6", cpu="32", memory="128Gi"))
     c.add(cpu_node("cpu-node-01", kubelet="v1.30.6"))
