@@ -307,6 +307,12 @@ REAL = [
      # NVIDIA/gpu-operator#277 (cuda-validation init container)
      "Failed to allocate device vector A (error code forward compatibility was attempted on non supported HW)!",
      "driver-cuda-mismatch", "CUDA forward compatibility does not apply", "forward compatibility was attempted"),
+    ("status",
+     # Azure/AKS#5871 (CDI mode)
+     "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: "
+     "error modifying OCI spec: failed to create the automatic CDI modifier: failed to generate CDI spec: "
+     "failed to initialize NVML: Driver/library version mismatch",
+     "nvidia-runtime-error", "driver/library version mismatch", "Driver/library version mismatch"),
 ]
 
 

@@ -676,6 +676,9 @@ def _constraints(s: _FitRun) -> Iterable[Finding]:
     if not ctx.gpu_requests:   # not told to tolerate the GPU taint, unless only GPU nodes could take it
         others = [f for f in roomy if not (f.gpu_node and f.taints and all("gpu" in t.key.lower() for t in f.taints))]
         roomy = others if others or not any(f.reasons == ["untolerated-taint"] for f in roomy) else roomy
+    pooled = [c for c in SELECTOR_CODES if _names_a_pool(s, c)]
+    if pooled:   # the pod names a pool on purpose: nodes outside it are not why it waits (nor their taints)
+        roomy = [f for f in roomy if not set(f.reasons) & set(pooled)]
     listed: dict[str, str] = {}
     order = PLACEMENT + NODE_RESOURCE
     for code in order:

@@ -316,10 +316,6 @@ def aks_5871_grid_driver_library_mismatch() -> Case:
     msg = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: could not apply '
            'required modification to OCI specification: error modifying OCI spec: ' + frag)
     c = Case("aks-5871-nv-a10-grid-driver-library-mismatch",
-             known_miss=("gpuctl says crash-loop ('its log shows no GPU cause'): it does not read the toolkit's CDI-mode "
-                         "StartError ('failed to create the automatic CDI modifier ... failed to initialize NVML: "
-                         "Driver/library version mismatch') in lastState.terminated.message and the Failed event as "
-                         "an NVIDIA runtime failure"),
              source="https://github.com/Azure/AKS/issues/5871",
              fragment=frag,
              where="the GPU container's lastState.terminated message (StartError) and the kubelet's Failed event",
@@ -523,11 +519,6 @@ def twoi2c_2185_backoff() -> Case:
           "{k8s.dask.org_dedicated: worker}, that the pod didn't tolerate, 1 in backoff after failed scale-up")
     sched = "0/3 nodes are available: 1 Insufficient memory, 2 node(s) didn't match Pod's node affinity/selector."
     c = Case("2i2c-infrastructure-2185-user-pool-in-backoff",
-             known_miss=("gpuctl raises untolerated-taint for the dask-worker node (and insufficient-memory for the "
-                         "full user node) beside autoscaler-no-scale-up: the dask node is already excluded by the pod's "
-                         "nodeSelector, so its taint is no cause; the NotTriggerScaleUp reason '1 in backoff after "
-                         "failed scale-up' on the one group the selector allows is (an earlier build also ranked "
-                         "insufficient-memory first)"),
              source="https://github.com/2i2c-org/infrastructure/issues/2185",
              fragment=ca,
              where="NotTriggerScaleUp event from cluster-autoscaler on the JupyterHub user pod (shown in the spawn log)",

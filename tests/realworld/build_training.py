@@ -248,7 +248,6 @@ def raycluster_ready_while_pods_pending() -> Case:
                         "CPU on that node, not the Ray operator or the GPUs, keeps the head pod out.",
              target={"pod": "ray/raycluster-gpu-head-8x2lq"},
              must_not=["insufficient-gpu", "untolerated-taint", "device-plugin-not-running"],
-             known_miss=("gpuctl ranks insufficient-cpu first (right) but also lists untolerated-taint as a blocker for master-0 and suggests tolerating node-role.kubernetes.io/master, though its own evidence says master-0 has no ray-pool label: a node that also fails the pod's nodeSelector is not freed by a toleration, and steering a Ray head onto the control plane is harmful"),
              k8s="not stated (2024, KubeRay 1.1)")
     sel = {"ray-pool": "gpu"}
     c.add(gpu_node("worker-gpu-0", gpus=4, product="NVIDIA-A10G", kubelet="v1.27.10+28ed2d7", cpu="16",
