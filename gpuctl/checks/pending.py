@@ -458,6 +458,14 @@ def _unadvertised(s: _FitRun) -> Iterable[Finding]:
                                    rename_resource_ops(ctx, r, twin))])
             continue
         mig = sorted(x for x in ctx.advertised if is_mig(x))
+        unapplied = _mig_not_applied(ctx) if r.startswith("nvidia.com/") else []
+        if unapplied and not mig:
+            emitted.add("mig-profile-unavailable")
+            yield _mig_layout_finding(s, r, unapplied)
+            continue
+        if is_mig(r) and not mig and _plugin_failing_on_mig_nodes(ctx):
+            yield _not_served(s, r, serving(ctx, r))   # no MIG resource at all while the plugin fails: the plugin, not the profile
+            continue
         if is_mig(r) or (r == "nvidia.com/gpu" and mig):
             emitted.add("mig-profile-unavailable")
             nodes = sorted({n for x in mig for n in ctx.advertised[x]})
@@ -512,6 +520,46 @@ def _not_served(s: _FitRun, r: str, sv) -> Finding:
     return Finding(code, f"No node advertises {r}: {why}", evidence=sv.evidence + s.ev.get("insufficient-gpu", []),
                    nodes=sorted({b.split(":")[0].removeprefix("node/") for _, b in sv.blocked}),
                    root_cause=True, unblocks=1, disruption=DISRUPTION[code], fixes=serving_fixes(ctx, sv))
+
+
+def _mig_not_applied(ctx: PodContext) -> list:
+    """GPU nodes whose MIG layout did not apply: the MIG manager's state is failed or
+    pending, or GPU feature discovery names the product *-MIG-INVALID (MIG mode on,
+    no instances): they advertise no GPU until it is fixed."""
+    out = []
+    for n in ctx.snap.nodes.values():
+        labels = n.metadata.labels
+        state = labels.get("nvidia.com/mig.config.state")
+        if state in ("failed", "pending") or labels.get("nvidia.com/gpu.product", "").endswith("-MIG-INVALID"):
+            out.append(n)
+    return sorted(out, key=lambda n: n.metadata.name)
+
+
+def _plugin_failing_on_mig_nodes(ctx: PodContext) -> bool:
+    nodes = [n for n in ctx.snap.nodes.values()
+             if n.metadata.labels.get("nvidia.com/mig.capable") == "true" or "nvidia.com/mig.strategy" in n.metadata.labels]
+    return any(ctx.device_plugins.for_node(n.metadata.name).problems for n in nodes)
+
+
+def _mig_layout_finding(s: _FitRun, r: str, nodes: list) -> Finding:
+    ctx = s.ctx
+    evidence = []
+    for n in nodes[:MAX_EVIDENCE_NODES]:
+        lab = n.metadata.labels
+        evidence.append(f"node/{n.metadata.name}: nvidia.com/mig.config={lab.get('nvidia.com/mig.config', 'unset')}, "
+                        f"mig.config.state={lab.get('nvidia.com/mig.config.state', 'unset')}, "
+                        f"gpu.product={lab.get('nvidia.com/gpu.product', '?')}")
+    names = [n.metadata.name for n in nodes]
+    return Finding("mig-profile-unavailable",
+                   f"The pod asks for {r}, but the MIG layout of {_plural(len(nodes), 'GPU node')} did not apply, so "
+                   f"{'it advertises' if len(nodes) == 1 else 'they advertise'} no GPU",
+                   evidence=evidence + s.ev.get("insufficient-gpu", []), nodes=names, root_cause=True, unblocks=len(nodes),
+                   disruption=DISRUPTION["mig-profile-unavailable"],
+                   fixes=[Fix("Read the MIG manager's log; a MIG mode change needs the GPUs idle and often a GPU reset or "
+                              "node reboot before the layout applies",
+                              ["kubectl -n gpu-operator logs -l app=nvidia-mig-manager --tail=50",
+                               f"kubectl drain {names[0]} --ignore-daemonsets --delete-emptydir-data"],
+                              needs_judgement="draining evicts the node's pods: pick the moment")])
 
 
 def _plugin_down(s: _FitRun) -> Iterable[Finding]:

@@ -109,10 +109,6 @@ def toolkit_1740_mixed_mig_plugin_caps() -> Case:
              where="log of the crash-looping device-plugin container (previous run) on the MIG node; the "
                    "workload pod's FailedScheduling event is its symptom",
              expect="device-plugin-not-running", trap=True,
-             known_miss="gpuctl says mig-profile-unavailable (profile not advertised, pick another) from the MIG "
-                        "request and mixed-strategy labels; it does not ask why no MIG resource is advertised at "
-                        "all on a MIG node whose device-plugin pod crash-loops with an NVML Insufficient "
-                        "Permissions error in its previous log",
              also_ok={"nvml-init-failed": "the plugin dies on an NVML query refused with Insufficient Permissions "
                                           "(NO_PERMISSION), which the nvml-init-failed runbook covers"},
              must_not=["unknown-resource-name", "insufficient-gpu"],
@@ -220,10 +216,6 @@ def operator_603_mig_invalid_until_reboot() -> Case:
              where="node label nvidia.com/gpu.product written by gpu-feature-discovery (with nvidia.com/gpu.count=0); "
                    "the pod's FailedScheduling event is its symptom",
              expect="mig-profile-unavailable", trap=True,
-             known_miss="gpuctl says device-plugin-not-running (plugin missing or not Ready) although the plugin pod "
-                        "is Running; it does not read the GFD product label ending in -MIG-INVALID, "
-                        "nvidia.com/gpu.count=0, nvidia.com/mig.config.state=failed or the MIG manager's 'Mode change "
-                        "pending' log, which say MIG is on with no instances until the GPU is reset",
              must_not=["insufficient-gpu", "unknown-resource-name", "gpu-fragmentation"],
              resolution="Not a GPU shortage: MIG mode was switched on but the mode change only takes effect after "
                         "a GPU reset/reboot, so no MIG devices existed, GFD labelled the A100 -MIG-INVALID with "
