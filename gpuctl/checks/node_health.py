@@ -227,6 +227,21 @@ def device_plugin(ctx: NodeContext) -> Iterable[Finding]:
                       + ("; the node advertises no GPUs" if nothing else ""), evidence=evidence, nodes=[ctx.name],
                       root_cause=True, disruption=2, fixes=fixes, severity=None if nothing else Severity.WARNING)
         return
+    if nothing and p.pods:   # the plugin runs but serves nothing: usually no driver on the node yet
+        drivers = [q for q in ctx.pods if q not in p.pods and ("driver" in q.metadata.name or "nvidia" in q.metadata.name)
+                   and pod_problems(q)]
+        evidence = [f"node/{ctx.name} advertises no GPU resource although its device-plugin pod "
+                    f"{p.pods[0].metadata.namespace}/{p.pods[0].metadata.name} is Running"]
+        evidence += [x for q in drivers[:3] for x in pod_problems(q)]
+        yield Finding("device-plugin-not-running",
+                      f"The device plugin on {ctx.name} serves no GPUs"
+                      + (f": {drivers[0].metadata.name} (the driver) is not running" if drivers else ""),
+                      evidence=evidence, nodes=[ctx.name], root_cause=True, disruption=2,
+                      fixes=[Fix("Find out why the driver is not installed or loaded on the node (its installer pod's log), "
+                                 "then restart the device-plugin pod",
+                                 ([f"kubectl -n {drivers[0].metadata.namespace} logs {drivers[0].metadata.name} --all-containers --tail=50"]
+                                  if drivers else []) + [f"kubectl debug node/{ctx.name} -it --image=busybox -- chroot /host nvidia-smi"])])
+        return
     line = plugin_log_line(ctx.snap, p)
     if line:
         yield Note(line)

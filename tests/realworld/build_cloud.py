@@ -98,10 +98,6 @@ def cos_installer_crashloop() -> Case:
     frag = ("Back-off 20s restarting failed container=nvidia-driver-installer pod=nvidia-driver-installer-z7ht8_"
             "kube-system(b362cd39-f621-11e9-8e02-42010a8000d2)")
     c = Case("cos-gpu-installer-45-driver-installer-init-crashloop",
-             known_miss=("gpuctl reports the GKE T4 node healthy with no finding: the node carries "
-                         "cloud.google.com/gke-accelerator but no nvidia.com/gpu capacity, its nvidia-driver-installer "
-                         "init container crash-loops, and GKE's device plugin pod is Running, which gpuctl takes as "
-                         "serving"),
              source="https://github.com/GoogleCloudPlatform/cos-gpu-installer/issues/45",
              fragment=frag,
              where="BackOff event from the kubelet on the nvidia-driver-installer pod (kube-system); shown on the "
