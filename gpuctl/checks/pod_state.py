@@ -107,6 +107,11 @@ def queue_admission(ctx: PodContext) -> Iterable[Finding]:
                                  [f"kubectl -n {ctx.ns} describe podgroup {group}", "kubectl get queues.scheduling.volcano.sh"]))
         elif QUEUES in ctx.snap.gaps:
             evidence.append("Volcano PodGroups: " + ctx.snap.gaps[QUEUES].describe())
+    kai = _kai_queue(ctx)
+    if kai is not None:
+        summary, lines, fix = kai
+        evidence += lines
+        fixes.append(fix)
     if summary is None:
         return
     if gates and not fixes:
@@ -114,6 +119,42 @@ def queue_admission(ctx: PodContext) -> Iterable[Finding]:
                          [f"kubectl -n {ctx.ns} get pod {ctx.name} -o jsonpath='{{.spec.schedulingGates}}'"]))
     yield Finding("queue-not-admitted", summary, evidence=evidence, root_cause=True,
                   disruption=1, unblocks=len(ctx.snap.nodes), fixes=fixes)
+
+
+# KAI Scheduler (NVIDIA/KAI-Scheduler): pods name their queue with this label; queues are
+# scheduling.run.ai Queue objects, and only a queue with a parentQueue takes pods
+# (KAI-Scheduler#621: "top-level queue not schedulable"); its quota refusals read
+# "NonPreemptibleOverQuota: …" (KAI-Scheduler#2209).
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+KAI_QUOTA = ("OverQuota", "over quota")
+
+
+def _kai_queue(ctx: PodContext):
+    """(summary, evidence, fix) when KAI's queue holds the pod, else None."""
+    pod = ctx.pod
+    name = pod.metadata.labels.get(KAI_QUEUE_LABEL)
+    if name is None and (pod.spec.schedulerName or "") != "kai-scheduler":
+        return None
+    name = name or "default-queue"
+    queues = {q.metadata.name: q for q in ctx.snap.objects("Queue") if q.apiVersion.startswith("scheduling.run.ai/")}
+    fix = Fix("See the queue tree and quotas; submit to a leaf queue with quota, or make the workload preemptible",
+              ["kubectl get queues.scheduling.run.ai -o custom-columns=NAME:.metadata.name,PARENT:.spec.parentQueue",
+               f"kubectl get queues.scheduling.run.ai {name} -o yaml"])
+    cond = pod.condition("PodScheduled")
+    said = cond.message if cond is not None and cond.status == "False" and cond.message else ""
+    if any(k in said for k in KAI_QUOTA):
+        return (f"KAI's queue {name} refuses the pod over quota", [f"kai-scheduler (PodScheduled): {said}"], fix)
+    if not queues:
+        return None
+    q = queues.get(name)
+    if q is None:
+        return (f"The pod names KAI queue {name}, which does not exist",
+                [f"queues: {', '.join(sorted(queues))}"], fix)
+    if not (q.spec or {}).get("parentQueue"):
+        return (f"KAI queue {name} is a top-level queue: KAI schedules pods only from queues with a parentQueue",
+                [f"queue/{name} has no parentQueue; leaf queues: "
+                 + (", ".join(n for n, x in sorted(queues.items()) if (x.spec or {}).get("parentQueue")) or "none")], fix)
+    return None
 
 
 # ------------------------------------------------------------------ scheduler

@@ -342,6 +342,8 @@ class LiveCollector:
             for w in c.snap.objects("Workload") if not bulk else []:
                 if any(o.uid in owners for o in w.metadata.ownerReferences) and not c.snap.events_for("Workload", ns, w.metadata.name):
                     c.events(ns, "Workload", w.metadata.name)
+        if "kai.scheduler/queue" in pod.metadata.labels or pod.spec.schedulerName == "kai-scheduler":
+            c.generic(S.QUEUES, "scheduling.run.ai", ("v2",), "queues", "Queue")
         group = pod.metadata.annotations.get("scheduling.k8s.io/group-name")
         if group and c.snap.find("PodGroup", ns, group) is None:
             c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", ns=ns, name=group)

@@ -267,10 +267,6 @@ def kai_top_level_queue() -> Case:
                         "Submitting to a leaf queue schedules the pod; the pod is not actually missing.",
              target={"pod": "ci/qa-build-preemptible"},
              must_not=["scheduler-not-found", "insufficient-gpu", "insufficient-cpu"],
-             known_miss="gpuctl is inconclusive (only pod-requests-no-gpu): it does not read KAI-Scheduler's queue label "
-                        "(kai.scheduler/queue) nor its Queue objects, so it cannot see that the pod names a top-level queue "
-                        "(no spec.parentQueue) that KAI never schedules from; the 'pod not found' PodGrouperWarning is "
-                        "taken at face value instead of as a pod-grouper failure",
              k8s="v1.32 (KAI-Scheduler v0.9)")
     c.add(gpu_node("gpu-node-1", gpus=8, product="NVIDIA-H100-80GB-HBM3", kubelet="v1.32.5"),
           cpu_node("cpu-node-1", kubelet="v1.32.5"))
@@ -319,11 +315,6 @@ def kai_non_preemptible_exact_quota() -> Case:
                         "queue's quota check holds the pod.",
              target={"pod": "aafa/aafa-parser-table-detection-5d8f7b6c9-m4tkx"},
              must_not=["insufficient-gpu", "quota-exceeded", "scheduler-not-found"],
-             known_miss=("gpuctl is inconclusive and even says the pod requests no GPU: it ignores KAI's gpu-fraction "
-                        "annotation (fractional GPU request) and KAI's Unschedulable reasons. NonPreemptibleOverQuota "
-                        "with queue aafa (scheduling.run.ai Queue, gpu quota 0.3, allocated 0.1, request 0.2) is a queue "
-                        "hold: queue-not-admitted, noting that request + allocated equals the quota exactly (KAI bug; "
-                        "workaround: raise the quota a little or make the workload preemptible)"),
              k8s="v1.31 (OpenShift 4.18, KAI-Scheduler)")
     c.add(gpu_node("gpu-worker-0", gpus=1, product="NVIDIA-L40S", kubelet="v1.31.6"))
     c.add(obj(KAI_Q, "Queue", "aafa-department", spec={"resources": {
