@@ -78,3 +78,17 @@ def test_observed_ranks_and_bounds():
     assert O.MAX_LINES >= 10
     assert O._ERRORISH.search("RuntimeError: CUDA error: out of memory")
     assert not O._ERRORISH.search("epoch 3 loss 0.25")
+
+
+def test_a_running_pod_whose_program_died_is_not_healthy(cli, tmp_path):
+    from kit import running
+
+    p = pod("p", "ml", phase="Running", node="gpu-1", containers=[container("app", gpus=1)], statuses=[running("app")])
+    log = ("epoch 1\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+           "RuntimeError: unable to write to file </torch_1394_2747491098>\n")
+    snap = _write(tmp_path, gpu_node("gpu-1"), p, logs=[("ml", "p", "app", log)])
+    doc = cli("diagnose", "pod", "p", "-n", "ml", "--snapshot", str(snap), "-o", "json").json()
+    assert doc["verdict"] == "inconclusive"
+    assert any("unable to write to file" in line for line in doc["observed"])
+    clean = _write(tmp_path / "clean", gpu_node("gpu-1"), p, logs=[("ml", "p", "app", "epoch 1\nepoch 2: 0 errors\n")])
+    assert cli("diagnose", "pod", "p", "-n", "ml", "--snapshot", str(clean), "-o", "json").json()["verdict"] == "healthy"

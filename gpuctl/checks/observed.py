@@ -99,3 +99,21 @@ def _log_errors(ctx: PodContext) -> list[str]:
             for ln in hits[-LOG_ERRORS:]:
                 out.append(f"log of {name}{' (previous)' if previous else ''}: {ln[:300]}")
     return out
+
+
+_FATAL = re.compile(r"^\s*Traceback \(most recent call last\):|\bSegmentation fault\b|\bBus error\b|"
+                    r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception)): \S")
+FATAL_TAIL = 50
+
+
+def log_ends_in_error(ctx: PodContext) -> list[str]:
+    """The last lines of a running container's current log when they hold a fatal
+    error (a Python traceback, a segmentation fault, a bus error): a pod that runs
+    but whose program died is not healthy. Empty when the logs end cleanly."""
+    out = []
+    for cs in ctx.pod.status.containerStatuses:
+        text = ctx.snap.logs.get(ctx.ns, ctx.name, cs.name, False) or ""
+        tail = [ln for ln in text.splitlines()[-FATAL_TAIL:] if ln.strip()]
+        if any(_FATAL.search(ln) for ln in tail):
+            out += [f"log of {cs.name}: {ln.strip()[:300]}" for ln in tail if _FATAL.search(ln) or _ERRORISH.search(ln)][-3:]
+    return out

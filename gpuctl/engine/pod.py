@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from ..checks.context import PodContext, human_age
 from ..checks.memo import Memo
-from ..checks.observed import observed
+from ..checks.observed import log_ends_in_error, observed
 from ..findings import CheckResult, Diagnosis, Severity, Status
 from ..model.objects import Pod
 from ..model.snapshot import Snapshot
@@ -88,6 +88,11 @@ def _runtime_state(ctx: PodContext, explained: bool, complete: bool = False) -> 
     pod = ctx.pod
     statuses = pod.status.containerStatuses
     if pod.phase == "Running" and statuses and all(cs.ready for cs in statuses):
+        died = [] if explained else log_ends_in_error(ctx)
+        if died:   # running, but the program in it died: not healthy, and not understood
+            return CheckResult("containers-running", Status.SKIPPED,
+                               f"{len(statuses)} container(s) running and ready, but the log ends in an error no check "
+                               f"recognises: {died[-1]}", essential=True)
         return CheckResult("containers-running", Status.PASSED, f"{len(statuses)} container(s) running and ready")
     if pod.phase == "Succeeded":
         return CheckResult("containers-running", Status.PASSED, "the pod completed successfully")

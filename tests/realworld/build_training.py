@@ -156,7 +156,6 @@ def pangeo_hub_notebook_shm() -> Case:
                         "singleuser pods. Nothing in the cluster's objects is wrong: the pod runs, the GPU is fine.",
              target={"pod": "prod/jupyter-calebrob6"},
              must_not=["container-oom-killed", "gpu-memory-exhausted", "gpu-unhealthy", "xid-error", "crash-loop"],
-             known_miss=("gpuctl says healthy (no finding): it does not read the log of a Running container, so the DataLoader's 'Unexpected bus error ... insufficient shared memory (shm)' and 'unable to write to file </torch_...>' never reach it; it should be inconclusive and note that the pod has no memory-backed emptyDir at /dev/shm (64 MB runtime default)"),
              k8s="v1.20 (AKS, Zero to JupyterHub)")
     c.add(gpu_node("aks-gpuuser-18204951-vmss000002", gpus=1, product="Tesla-T4", kubelet="v1.20.9",
                    driver="470.57.02", cuda="11.4", cpu="4", memory="28Gi",
