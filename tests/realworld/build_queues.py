@@ -10,31 +10,10 @@ from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (NOW, Case, _meta, container, cpu_node, event, gpu_node, job, pod, quota,  # noqa: E402
+from kit import (NOW, Case, _meta, cond, container, cpu_node, event, gpu_node, job, obj, pod, quota,  # noqa: E402
                  taint, unschedulable)
 
 # ------------------------------------------------------------------ helpers (local to this area)
-
-
-def obj(api: str, kind: str, name: str, namespace: Optional[str] = None, spec: Optional[dict] = None,
-        status: Optional[dict] = None, labels: Optional[dict] = None, annotations: Optional[dict] = None,
-        owner: Optional[tuple[str, str, str]] = None, uid: Optional[str] = None) -> dict[str, Any]:
-    """Any object as `kubectl get -o json` prints it; ``owner`` is (apiVersion, kind, name)."""
-    m = _meta(name, namespace, labels, annotations, uid=uid)
-    if owner:
-        api_o, kind_o, name_o = owner
-        m["ownerReferences"] = [{"apiVersion": api_o, "kind": kind_o, "name": name_o,
-                                 "uid": f"uid-{namespace or 'cluster'}-{name_o}", "controller": True}]
-    o: dict[str, Any] = {"apiVersion": api, "kind": kind, "metadata": m}
-    if spec is not None:
-        o["spec"] = spec
-    if status is not None:
-        o["status"] = status
-    return o
-
-
-def cond(type_: str, status: str, reason: str, message: str = "", at: str = NOW) -> dict[str, str]:
-    return {"type": type_, "status": status, "reason": reason, "message": message, "lastTransitionTime": at}
 
 
 def gen_event(kind: str, name: str, namespace: Optional[str], reason: str, message: str, api: str,

@@ -11,30 +11,13 @@ from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (Case, _meta, container, cpu_node, event, gpu_node, pod, running, taint,  # noqa: E402
+from kit import (Case, _meta, cond, container, cpu_node, event, gpu_node, obj, pod, running, taint,  # noqa: E402
                  unschedulable, waiting)
 
 T_START = "2026-11-19T09:00:00Z"
 T_FAIL = "2026-11-20T02:41:10Z"
 
 # ------------------------------------------------------------------ local helpers
-
-
-def obj(api: str, kind: str, name: str, namespace: Optional[str] = None, spec: Optional[dict] = None,
-        status: Optional[dict] = None, labels: Optional[dict] = None, annotations: Optional[dict] = None,
-        owner: Optional[tuple[str, str, str]] = None) -> dict[str, Any]:
-    """Any object as `kubectl get -o json` prints it; ``owner`` is (apiVersion, kind, name)."""
-    m = _meta(name, namespace, labels, annotations)
-    if owner:
-        api_o, kind_o, name_o = owner
-        m["ownerReferences"] = [{"apiVersion": api_o, "kind": kind_o, "name": name_o,
-                                 "uid": f"uid-{namespace or 'cluster'}-{name_o}", "controller": True}]
-    o: dict[str, Any] = {"apiVersion": api, "kind": kind, "metadata": m}
-    if spec is not None:
-        o["spec"] = spec
-    if status is not None:
-        o["status"] = status
-    return o
 
 
 def node_info(n: dict, kubelet: str, os_image: str, kernel: str, runtime: str = "containerd://1.7.20") -> dict:

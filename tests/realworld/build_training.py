@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (NOW, Case, _meta, container, cpu_node, event, gpu_node, pod, quota, taint,  # noqa: E402
+from kit import (NOW, Case, _meta, cond, container, cpu_node, event, gpu_node, obj, pod, quota, taint,  # noqa: E402
                  terminated, unschedulable, waiting)
 
 # ------------------------------------------------------------------ helpers (local to this area)
@@ -23,33 +23,12 @@ KUBEDL = "training.kubedl.io/v1alpha1"
 RAY = "ray.io/v1alpha1"
 
 
-def obj(api: str, kind: str, name: str, namespace: Optional[str] = None, spec: Optional[dict] = None,
-        status: Optional[dict] = None, labels: Optional[dict] = None, annotations: Optional[dict] = None,
-        owner: Optional[tuple[str, str, str]] = None) -> dict[str, Any]:
-    """Any object as `kubectl get -o json` prints it; ``owner`` is (apiVersion, kind, name)."""
-    m = _meta(name, namespace, labels, annotations)
-    if owner:
-        api_o, kind_o, name_o = owner
-        m["ownerReferences"] = [{"apiVersion": api_o, "kind": kind_o, "name": name_o,
-                                 "uid": f"uid-{namespace or 'cluster'}-{name_o}", "controller": True}]
-    o: dict[str, Any] = {"apiVersion": api, "kind": kind, "metadata": m}
-    if spec is not None:
-        o["spec"] = spec
-    if status is not None:
-        o["status"] = status
-    return o
-
-
 def owned_by(p: dict, api: str, kind: str, name: str) -> dict:
     """Point a pod's controller owner reference at a custom resource (PyTorchJob, MPIJob, RayCluster)."""
     ns = p["metadata"]["namespace"]
     p["metadata"]["ownerReferences"] = [{"apiVersion": api, "kind": kind, "name": name,
                                          "uid": f"uid-{ns}-{name}", "controller": True, "blockOwnerDeletion": True}]
     return p
-
-
-def cond(type_: str, status: str, reason: str, message: str = "", at: str = NOW) -> dict[str, str]:
-    return {"type": type_, "status": status, "reason": reason, "message": message, "lastTransitionTime": at}
 
 
 def crashed(name: str, restarts: int, image: str, exit_code: int = 1) -> dict:
