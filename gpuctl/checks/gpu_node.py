@@ -27,7 +27,9 @@ KUBELET_CONDITIONS = {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure", 
 _GPU_WORDS = re.compile(r"(?i)\b(gpu|xid|nvml|ecc|nvlink|nvidia|row.?remap|dcgm)")
 _ECC_WORDS = re.compile(r"(?i)(ecc|row.?remap|retired.?page|double.?bit|uncorrectable)")
 _XID_WORDS = re.compile(r"(?i)xid")
-_XID_NUMBER = re.compile(r"(?i)xid[^0-9]{0,12}(\d{1,3})")
+# "Xid 79", "Xid=79", "XID 48 detected", "Detected XID 31 for GPU 4": never the GPU index in
+# "DCGM_FR_XID_ERROR GPU:4" (NVIDIA/NVSentinel#911), which a looser pattern read as Xid 4
+_XID_NUMBER = re.compile(r"(?i)\bxid[\s=:#(]{0,3}(\d{1,3})\b")
 # NVSentinel's health-event message: "ErrorCode:119 PCI:0000:97:00 GPU:GPU-… GSP_RPC_TIMEOUT; …"
 _GPU_IN_TEXT = re.compile(r"\b(?:GPU|PCI)[:=]\s?((?:GPU-)?[0-9a-fA-F][0-9a-fA-F:.-]{3,40})")
 _ERROR_CODE = re.compile(r"ErrorCode[:=]\s*(\d{1,3})\b")
