@@ -542,6 +542,9 @@ def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> 
             yield no_runtime
             return
     if found is None:
+        n = ctx.snap.nodes.get(ctx.pod.spec.nodeName or "")
+        if n is not None and _no_gpu_here(ctx, n):
+            return   # "driver version is insufficient" on a node with no GPU and no driver: no driver at all, not an old one
         if crashed:   # the runtime said so, but the requirement is not in the spec: report what we saw
             node = _node_ref(ctx)
             yield Finding("driver-cuda-mismatch", f"The container needs a newer CUDA than the driver on {node} supports",
@@ -605,6 +608,15 @@ def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> 
         evidence.append(f"nodes whose driver supports it: {', '.join(good[:6])}" + (" …" if len(good) > 6 else ""))
     yield Finding("driver-cuda-mismatch", summary, evidence=evidence, nodes=bad_nodes[:20], root_cause=True,
                   disruption=2, severity=severity, fixes=_cuda_fixes(ctx, req, good))
+
+
+def _no_gpu_here(ctx: PodContext, node) -> bool:
+    """No GPU labels, no GPU advertised and no driver known: the pod runs on a node without GPUs."""
+    from ..knowledge import catalog
+
+    return (catalog.node_has_gpus(node.metadata.labels) is None
+            and not any(catalog.is_gpu_resource(r) for r in node.status.capacity)
+            and driver_info(ctx.snap, node.metadata.name, ctx.memo) is None)
 
 
 def _without_nvidia_runtime(ctx: PodContext, found) -> Optional[Finding]:

@@ -288,11 +288,6 @@ def dcgm_exporter_on_non_gpu_node() -> Case:
                                              "an info finding that claims no GPU-stack cause"},
              must_not=["driver-cuda-mismatch", "nvml-init-failed"],
              k8s="v1.20 (K3s v1.20.2+k3s1, GPU Operator 1.5)",
-             known_miss="gpuctl says driver-cuda-mismatch from the CUDA sample's 'driver version is insufficient' line, "
-                        "but the pod is bound to k3s-cpu-0, which has no GPU labels, no GPU capacity and no driver: "
-                        "that text is CUDA's 'no driver at all', so the finding needs a node with a driver (GFD cuda "
-                        "labels/probe) before it may claim a version mismatch; here it should say the GPU operand runs "
-                        "on a non-GPU node (no code fits: inconclusive).",
              notes="Node names invented; the thread's K3s version is used for the kubelet.")
     g = gpu_node("k3s-gpu-0", gpus=1, product="Tesla-T4", kubelet="v1.20.2+k3s1", driver="460.32.03", cuda="11.2")
     cpu = cpu_node("k3s-cpu-0", kubelet="v1.20.2+k3s1")
