@@ -693,7 +693,9 @@ def _shortage(s: _FitRun) -> Iterable[Finding]:
             if ctx.pod.spec.priorityClassName is None:
                 fixes.append(Fix("If this work is more important than what runs, give it a higher PriorityClass so the scheduler can preempt",
                                  ["kubectl get priorityclass"]))
-        outside = [f for f in advertisers if f.free.get(r, 0.0) >= q and set(f.reasons) <= set(SELECTOR_CODES) and f.reasons]
+        also_blocked = {"node-unschedulable": "cordoned", "untolerated-taint": "tainted", "node-not-ready": "not Ready"}
+        outside = [f for f in advertisers if f.free.get(r, 0.0) >= q and set(f.reasons) & set(SELECTOR_CODES)
+                   and set(f.reasons) <= set(SELECTOR_CODES) | set(also_blocked)]
         if outside and eligible:   # the pod names a pool on purpose: room elsewhere is evidence, relaxing it a choice
             named = "; ".join(x for x in (
                 ", ".join(f"{k}={v}" for k, v in ctx.pod.spec.nodeSelector.items()) and
@@ -701,7 +703,9 @@ def _shortage(s: _FitRun) -> Iterable[Finding]:
                 "node affinity " + _affinity_text(ctx) if any("node-affinity-mismatch" in f.reasons for f in outside) else "") if x)
             evidence.append(f"the pod's {named} names a pool on purpose; {_plural(len(outside), 'node')} outside it "
                             f"{'has' if len(outside) == 1 else 'have'} room: "
-                            + ", ".join(f"{f.name} ({format_quantity(r, f.free.get(r, 0.0))} free)" for f in outside[:4]))
+                            + ", ".join(f"{f.name} ({format_quantity(r, f.free.get(r, 0.0))} free"
+                                        + "".join(f", {also_blocked[c]}" for c in f.reasons if c in also_blocked) + ")"
+                                        for f in outside[:4]))
             fixes += [Fix(fx.summary.replace("Fix", "If the work can run there, relax", 1) if fx.summary.startswith("Fix") else
                           f"If the work can run on {', '.join(_names(outside)[:2])}, relax the constraint: {fx.summary}",
                           fx.commands, needs_judgement="the pool the pod names is usually on purpose (GPU model, memory)")
