@@ -505,7 +505,7 @@ def test_a_real_check_that_raises_leaves_the_rest_of_a_healthy_diagnosis_standin
     assert (d.verdict, d.exit_code) == ("healthy", 0)
 
 
-def test_a_real_essential_check_that_raises_makes_an_unexplained_pod_inconclusive(break_check):
+def test_a_real_essential_check_that_raises_makes_a_pod_nothing_explains_inconclusive(break_check):
     engine = _engine()
     ns, pod = "ml-research", "rlhf-reward-model-2kfjd"
     clean = engine.diagnose(_snapshot("untolerated-taint"), ns, pod)

@@ -10,18 +10,13 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tests" / "realworld"))
 
-from kit import Case, container, event, gpu_node, pod, terminated, unschedulable, waiting  # noqa: E402
+from kit import write_snapshot, container, event, gpu_node, pod, terminated, unschedulable, waiting  # noqa: E402
 
 PORTS = "0/2 nodes are available: 2 node(s) were rejected by the acme.example.com/gpu-budget plugin: team budget spent."
 
 
 def _write(tmp_path, *objs, logs=()):
-    c = Case("t", source="https://example.invalid/x", fragment="x", where="-", expect="inconclusive",
-             resolution="-", target={"pod": "ml/p"})
-    c.add(*objs)
-    for args in logs:
-        c.log(*args)
-    return c.write(tmp_path) / "snapshot"
+    return write_snapshot(tmp_path, *objs, logs=logs)
 
 
 def test_an_unrecognised_scheduler_message_is_evidence_not_a_gap(cli, tmp_path):

@@ -11,18 +11,13 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tests" / "realworld"))
 
-from kit import Case, cpu_node, device_plugin_pod, gpu_node, pod, taint, unschedulable, waiting  # noqa: E402
+from kit import write_snapshot, cpu_node, device_plugin_pod, gpu_node, pod, taint, unschedulable, waiting  # noqa: E402
 
 INSUFFICIENT = "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
 
 
 def _snap(tmp_path, *objs, logs=()):
-    c = Case("t", source="https://example.invalid/x", fragment="x", where="-", expect="device-plugin-not-running",
-             resolution="-", target={"pod": "ml/train"})
-    c.add(*objs)
-    for args in logs:
-        c.log(*args)
-    return c.write(tmp_path) / "snapshot"
+    return write_snapshot(tmp_path, *objs, logs=logs)
 
 
 def plugin_daemonset(tolerations=None, node_selector=None, desired=0):

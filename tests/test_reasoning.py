@@ -9,20 +9,11 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tests" / "realworld"))
 
-from kit import (Case, container, cpu_node, event, gpu_node, pod, running, unschedulable, waiting)  # noqa: E402
+from kit import (write_snapshot, container, cpu_node, event, gpu_node, pod, running, unschedulable, waiting)  # noqa: E402
 
 
 def _diagnose(cli, tmp_path, *objs, target=("pod", "ml", "p"), logs=(), metrics=None):
-    c = Case("t", source="https://example.invalid/x", fragment="x", where="-", expect="x", resolution="-",
-             target={"pod": "ml/p"})
-    c.add(*objs)
-    for args in logs:
-        c.log(*args)
-    snap = c.write(tmp_path) / "snapshot"
-    if metrics:
-        (snap / "metrics").mkdir()
-        for node, text in metrics.items():
-            (snap / "metrics" / f"{node}.prom").write_text(text)
+    snap = write_snapshot(tmp_path, *objs, logs=logs, metrics=metrics)
     kind, ns, name = target
     argv = ["diagnose", "node", name] if kind == "node" else ["diagnose", "pod", name, "-n", ns]
     return cli(*argv, "--snapshot", str(snap), "-o", "json").json()

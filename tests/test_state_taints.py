@@ -11,17 +11,15 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tests" / "realworld"))
 
-from kit import Case, event, gpu_node, pod, taint, unschedulable  # noqa: E402
+from kit import write_snapshot, event, gpu_node, pod, taint, unschedulable  # noqa: E402
 
 
 def _diagnose(cli, tmp_path, node_taint):
-    c = Case("t", source="https://example.invalid/x", fragment="x", where="-", expect="x", resolution="-",
-             target={"pod": "ml/train"})
     shown = f"{{{node_taint['key']}: {node_taint.get('value', '')}}}"
     msg = f"0/1 nodes are available: 1 node(s) had untolerated taint {shown}. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
-    c.add(gpu_node("gpu-1", gpus=8, taints=[node_taint]), pod("train", "ml", gpus=4, conditions=[unschedulable(msg)]),
-          event("Pod", "train", "ml", "FailedScheduling", msg, count=3))
-    snap = c.write(tmp_path) / "snapshot"
+    snap = write_snapshot(tmp_path, gpu_node("gpu-1", gpus=8, taints=[node_taint]),
+                          pod("train", "ml", gpus=4, conditions=[unschedulable(msg)]),
+                          event("Pod", "train", "ml", "FailedScheduling", msg, count=3))
     return cli("diagnose", "pod", "train", "-n", "ml", "--snapshot", str(snap), "-o", "json").json()
 
 

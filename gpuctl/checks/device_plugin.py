@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
 
-from ..knowledge import catalog
 from ..knowledge.messages import load_yaml
 from ..model.objects import Node, Pod
 from ..model.snapshot import Snapshot

@@ -104,6 +104,7 @@ class Health:
     sources: list[str] = field(default_factory=list)      # what was read
     read: list[str] = field(default_factory=list)         # the logs read, with their sizes ("412 lines of ns/pod/c")
     gaps: list[str] = field(default_factory=list)         # what could not be read (metrics garbage, …)
+    gpu_pods: dict[str, list[str]] = field(default_factory=dict)   # GPU index or UUID -> "ns/pod" (DCGM's pod labels)
 
 
 def _num(value: Any) -> float:
@@ -140,7 +141,18 @@ def _from_node_events(h: Health, snap: Snapshot, node_name: str) -> None:
         h.sources.append("node events")
 
 
-def node_health(snap: Snapshot, node_name: str) -> Health:
+def node_health(snap: Snapshot, node_name: str, memo: Optional[dict] = None) -> Health:
+    """Every source of the node's GPU health, read once per run when a memo is given
+    (several checks of a pod ask for it)."""
+    if memo is None:
+        return _node_health(snap, node_name)
+    key = ("health", node_name)
+    if key not in memo:
+        memo[key] = _node_health(snap, node_name)
+    return memo[key]
+
+
+def _node_health(snap: Snapshot, node_name: str) -> Health:
     from .device_plugin import device_plugin_state, log_extent
 
     h = Health()
@@ -206,6 +218,8 @@ def _from_metrics(h: Health, text: str, node_name: str) -> None:
         return
     h.sources.append("DCGM metrics")
     for g in parsed.gpus:
+        if g.pods:
+            h.gpu_pods.update({i: g.pods for i in (g.gpu, g.uuid) if i})
         ref = f"GPU {g.gpu}" + (f" ({g.uuid})" if g.uuid else "")
         if g.xid_last:
             h.xids.append(XidEvent(int(g.xid_last), g.gpu, "DCGM metrics",

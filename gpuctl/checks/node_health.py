@@ -59,7 +59,7 @@ class NodeContext:
 
     @cached_property
     def health(self) -> Health:
-        return node_health(self.snap, self.name)
+        return node_health(self.snap, self.name, self.memo)
 
     @cached_property
     def has_gpus(self) -> bool:

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections import Counter
 from typing import Iterable, Optional
@@ -27,7 +26,7 @@ from ..model.requests import pod_requests
 from ..model.snapshot import DAEMONSETS, DEVICE_PLUGINS, EVENTS, NODES, PODS
 from .base import Partial, check
 from .context import NodeFit, PodContext, is_mig, twin_of
-from .fixes import (DISRUPTION, add_toleration_ops, change_commands, container_index, crash_log_command, edit_commands, esc, kubectl as _kubectl,
+from .fixes import (DISRUPTION, add_toleration_ops, change_commands, crash_log_command, edit_commands, esc, kubectl as _kubectl,
                     rename_resource_ops, workload_ref)
 from .device_plugin import pod_problems
 from .plugin_serving import fixes as serving_fixes, scaled_to_zero, serving, well_known
@@ -542,7 +541,6 @@ def _plugin_failing_on_mig_nodes(ctx: PodContext) -> bool:
 
 
 def _mig_layout_finding(s: _FitRun, r: str, nodes: list) -> Finding:
-    ctx = s.ctx
     evidence = []
     for n in nodes[:MAX_EVIDENCE_NODES]:
         lab = n.metadata.labels

@@ -48,7 +48,7 @@ def serving(ctx: PodContext, resource: str) -> Serving:
     s.evidence.append(f"no node advertises {resource}, a resource the {vendor} device plugin serves: "
                       "a well-known name, not a typo")
     s.pods = sorted((p for p in ctx.snap.pods.values() if not p.terminated and is_device_plugin_pod(p)
-                     and _of_vendor(p, kinds)), key=lambda p: p.key)
+                     and _of_kinds(p.metadata.labels, kinds)), key=lambda p: p.key)
     s.daemonsets = [d for d in ctx.snap.objects("DaemonSet") if _is_plugin_daemonset(d, kinds)]
     for d in s.daemonsets:
         _daemonset_lines(ctx, d, s)
@@ -82,22 +82,14 @@ def scaled_to_zero(ctx: PodContext, s: Serving) -> bool:
     return any(e.reason in ("NotTriggerScaleUp", "TriggeredScaleUp", "FailedScaleUp") for e in ctx.events)
 
 
-def _of_vendor(p: Pod, kinds: list[catalog.DevicePluginKind]) -> bool:
-    if not kinds:
-        return True
-    labels = p.metadata.labels
-    for k in kinds:
-        pairs = [x.partition("=") for x in k.label_selector.split(",")]
-        if all(labels.get(a.strip()) == b.strip() for a, _, b in pairs):
-            return True
-    return False
+def _of_kinds(labels: dict[str, str], kinds: list[catalog.DevicePluginKind]) -> bool:
+    return not kinds or any(catalog.kind_selects(k, labels) for k in kinds)
 
 
 def _is_plugin_daemonset(d: GenericObject, kinds: list[catalog.DevicePluginKind]) -> bool:
     tmpl = (((d.spec or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
     if catalog.labels_mark_device_plugin(tmpl, d.metadata.namespace):
-        return not kinds or any(all(tmpl.get(a.strip()) == b.strip() for a, _, b in
-                                    (x.partition("=") for x in k.label_selector.split(","))) for k in kinds)
+        return _of_kinds(tmpl, kinds)
     name = d.metadata.name or ""
     return "device-plugin" in name and any((k.daemonset or "").replace("<release>-", "") in name for k in kinds)
 

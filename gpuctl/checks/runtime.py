@@ -375,10 +375,11 @@ def _container_logs(ctx: PodContext) -> Iterable[Finding]:
             summary = detail
             fixes = []
         hardware = None
-        if code == "gpu-memory-exhausted" and node_health(ctx.snap, node).ecc:   # hardware outranks its symptom
+        ecc = node_health(ctx.snap, node, ctx.memo).ecc if code == "gpu-memory-exhausted" else []
+        if ecc:   # hardware outranks its symptom
             hardware = "ecc-uncorrectable"
             summary += ": the node's GPUs report uncorrectable memory errors, which retire or remap memory"
-            evidence.append(f"node {node}: {node_health(ctx.snap, node).ecc[0]}")
+            evidence.append(f"node {node}: {ecc[0]}")
         yield Finding(code, summary, evidence=evidence, nodes=[node], root_cause=hardware is None, disruption=2, fixes=fixes,
                       severity=severity_override if code == "gpu-memory-exhausted" else None, symptom_of=hardware)
 
@@ -439,8 +440,10 @@ def gpu_fault(ctx: PodContext):
     if not node:
         return None
     me = f"{ctx.ns}/{ctx.name}"
-    mine, owners = _gpu_owners(ctx, node, me)
-    for x in reversed(node_health(ctx.snap, node).xids):
+    health = node_health(ctx.snap, node, ctx.memo)
+    owners = health.gpu_pods   # from the DCGM exporter's pod labels
+    mine = {gpu for gpu, pods in owners.items() if me in pods}
+    for x in reversed(health.xids):
         info = xid_info(x.xid)
         if info is None or info.severity != "critical":
             continue
@@ -448,29 +451,6 @@ def gpu_fault(ctx: PodContext):
             continue   # another pod's GPU
         return x
     return None
-
-
-def _gpu_owners(ctx: PodContext, node: str, me: str) -> tuple[set[str], dict[str, list[str]]]:
-    """From the DCGM exporter's pod labels: the ids (index, UUID) of this pod's GPUs,
-    and every labelled GPU's pods."""
-    from ..model.gpu_metrics import MetricsError, parse_dcgm
-
-    text = ctx.snap.metrics.get(node)
-    if not text:
-        return set(), {}
-    try:
-        gpus = parse_dcgm(text, node).gpus
-    except MetricsError:
-        return set(), {}
-    mine: set[str] = set()
-    owners: dict[str, list[str]] = {}
-    for g in gpus:
-        ids = {i for i in (g.gpu, g.uuid) if i}
-        if g.pods:
-            owners.update({i: g.pods for i in ids})
-        if me in g.pods:
-            mine |= ids
-    return mine, owners
 
 
 SPECIFIC = ("unexpected-admission-error", "nvidia-runtime-error", "driver-cuda-mismatch", "runtime-class-missing",
@@ -696,7 +676,7 @@ def node_gpu_health(ctx: PodContext) -> Iterable[Finding]:
     from ..knowledge.gpu_health import xid_info
 
     node = ctx.pod.spec.nodeName or ""
-    h = node_health(ctx.snap, node)
+    h = node_health(ctx.snap, node, ctx.memo)
     serious = []
     for x in h.xids:
         info = xid_info(x.xid)

@@ -11,7 +11,6 @@ a failure to read the target itself ends the command.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import os
 import re
 from typing import Any, Callable, Optional
@@ -154,6 +153,13 @@ class LiveCollector:
         items = self._try(S.EVENTS, f"list events of {kind.lower()}/{name}", "list", "events",
                           lambda: self.api.list(f"/api/v1/namespaces/{path_segment(ns)}/events", "Event", {"fieldSelector": sel}),
                           namespace=ns)
+        self._add_all("Event", items)
+
+    def node_events(self, name: str) -> None:
+        """A Node's events (cluster-scoped: one list by field selector)."""
+        items = self._try(S.EVENTS, f"list events of node/{name}", "list", "events",
+                          lambda: self.api.list("/api/v1/events", "Event",
+                                                {"fieldSelector": f"involvedObject.kind=Node,involvedObject.name={name}"}))
         self._add_all("Event", items)
 
     def nodes(self) -> None:
@@ -595,10 +601,7 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None,
     if bound_failing:
         if any(catalog.is_gpu_resource(r) for r in pod_requests(pod)):
             c.node_metrics(pod.spec.nodeName, dcgm_url, prometheus_url)
-            node = pod.spec.nodeName   # kernel Xid lines a node-problem-detector posts on the Node
-            c._add_all("Event", c._try(S.EVENTS, f"list events of node/{node}", "list", "events",
-                                       lambda: api.list("/api/v1/events", "Event",
-                                                        {"fieldSelector": f"involvedObject.kind=Node,involvedObject.name={node}"})))
+            c.node_events(pod.spec.nodeName)   # kernel Xid lines a node-problem-detector posts on the Node
     return c.snap
 
 
@@ -683,9 +686,7 @@ def collect_for_node(api: KubeAPI, name: str, dcgm_url: Optional[str] = None,
                 if p.metadata.name != name:
                     c.snap.add("Node", p)
     c.bound_pods([name], full=True)
-    items = c._try(S.EVENTS, f"list events of node/{name}", "list", "events",
-                   lambda: api.list("/api/v1/events", "Event", {"fieldSelector": f"involvedObject.kind=Node,involvedObject.name={name}"}))
-    c._add_all("Event", items)
+    c.node_events(name)
     c.device_plugins([node], [name])
     c.node_metrics(name, dcgm_url, prometheus_url)
     if node.spec.unschedulable:   # which Pending pods wait for it: one list, unbound Pending pods only

@@ -37,19 +37,19 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
     findings, results = run_checks(ctx, "pod", broken)
     explained = any(f.severity != Severity.INFO or f.code == "scheduling-in-progress" for f in findings)
     complete = read_everything(snap, ctx)
-    unexplained = False
+    not_explained = False
     if ctx.bound and "containers-running" in broken:
         results.append(CheckResult("containers-running", Status.ERROR, broken["containers-running"]))
     elif ctx.bound:
         results.append(_runtime_state(ctx, explained, complete))
-        unexplained = results[-1].status == Status.SKIPPED
+        not_explained = results[-1].status == Status.SKIPPED
     elif ctx.pending_unbound and not explained:
         age = ctx.age_seconds
         why = ("every read succeeded and no check recognised the cause: see what gpuctl saw" if complete
                else "no check identified why; look at its events and at the scheduler's logs")
         results.append(CheckResult("cause-identified", Status.SKIPPED,
                                    f"the pod has been Pending for {human_age(age)} and {why}", essential=True))
-        unexplained = True
+        not_explained = True
     data_results(snap, results)
     ranked = merge(findings)
     verdict = verdict_for(ranked, results, ctx.bound)
@@ -62,8 +62,8 @@ def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] =
         except Exception:
             nodes = []
     notes = []
-    seen = observed(ctx) if unexplained and complete else []
-    if verdict == "inconclusive" and unexplained and complete:
+    seen = observed(ctx) if not_explained and complete else []
+    if verdict == "inconclusive" and not_explained and complete:
         notes.append("The verdict is inconclusive: gpuctl read everything it needs and recognised no cause; "
                      "what it saw is listed above, most telling first.")
     elif verdict == "inconclusive":

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 __all__ = [
     "Sku",
@@ -564,11 +564,18 @@ def mig_resource_name(profile: str) -> str:
 @lru_cache(maxsize=None)
 def _compiled_selectors() -> tuple[tuple[tuple[tuple[str, str], ...], frozenset[str]], ...]:
     """Each known plugin's selector as ((key, value), …) plus its namespaces, parsed once."""
-    out = []
-    for kind in device_plugin_selectors():
-        pairs = tuple((k.strip(), v.strip()) for k, _, v in (p.partition("=") for p in kind.label_selector.split(",")))
-        out.append((pairs, frozenset(kind.namespaces)))
-    return tuple(out)
+    return tuple((_selector_pairs(kind.label_selector), frozenset(kind.namespaces)) for kind in device_plugin_selectors())
+
+
+@lru_cache(maxsize=None)
+def _selector_pairs(selector: str) -> tuple[tuple[str, str], ...]:
+    """An equality-based label selector ("a=b,c=d") as its (key, value) pairs."""
+    return tuple((k.strip(), v.strip()) for k, _, v in (p.partition("=") for p in selector.split(",")))
+
+
+def kind_selects(kind: DevicePluginKind, labels: dict[str, str]) -> bool:
+    """Whether these pod labels match this device-plugin kind's selector."""
+    return all(labels.get(k) == v for k, v in _selector_pairs(kind.label_selector))
 
 
 def labels_mark_device_plugin(labels: dict[str, str], namespace: Optional[str]) -> bool:

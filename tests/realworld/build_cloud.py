@@ -12,9 +12,7 @@ from typing import Iterable, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (NOW, Case, container, cpu_node, event, gpu_node, pod, running, taint,  # noqa: E402
-                 unschedulable, waiting)
-
+from kit import (NOW, Case, container, event, gpu_node, pod, running, taint, unschedulable, waiting)  # noqa: E402
 T_START = "2026-11-19T09:00:00Z"
 
 # ------------------------------------------------------------------ local helpers

@@ -11,9 +11,7 @@ from typing import Iterable, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (Case, NOW, container, cpu_node, event, gpu_node, pod, running, taint,  # noqa: E402
-                 unschedulable, waiting)
-
+from kit import (crashloop, Case, NOW, container, event, gpu_node, pod, taint, unschedulable)  # noqa: E402
 T_START = "2026-11-19T09:00:00Z"
 
 
@@ -66,11 +64,6 @@ def pending(case: Case, p: dict, message: str, count: int = 1, source: str = "de
     ns, name = p["metadata"]["namespace"], p["metadata"]["name"]
     case.add(p, event("Pod", name, ns, "FailedScheduling", message, count=count, source=source))
     return p
-
-
-def crashloop(ctr: str, image: str, restarts: int, exit_code: int = 1, reason: str = "Error") -> dict:
-    return waiting(ctr, "CrashLoopBackOff", f"back-off 5m0s restarting failed container={ctr}", restarts=restarts,
-                   last_exit={"reason": reason, "exitCode": exit_code}, image=image)
 
 
 # ================================================================== capability 1:

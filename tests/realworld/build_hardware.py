@@ -18,7 +18,7 @@ from typing import Any, Iterable, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (HERE, Case, container, device_plugin_pod, event, gpu_node, job, pod, terminated,  # noqa: E402
+from kit import (backoff_event, kernel_event, HERE, Case, container, device_plugin_pod, event, gpu_node, job, pod, terminated,  # noqa: E402
                  waiting)
 
 T_FAIL = "2026-11-20T02:41:07Z"     # when the GPU fault / rejection happened
@@ -188,16 +188,6 @@ def crashlooping(name: str, ns: str, node: str, gpus: int, cname: str, image: st
                spec={"restartPolicy": restart_policy},
                conditions=[{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "False",
                                                                         "reason": "ContainersNotReady"}])
-
-
-def backoff_event(pod_name: str, ns: str, cname: str, count: int = 24) -> dict:
-    return event("Pod", pod_name, ns, "BackOff", f"Back-off restarting failed container {cname} in pod "
-                 f"{pod_name}_{ns}(uid-{ns}-{pod_name})", count=count, source="kubelet")
-
-
-def kernel_event(node: str, reason: str, message: str, count: int = 1) -> dict:
-    """A node-problem-detector kernel-monitor event on the Node (custom rule matching NVRM lines)."""
-    return event("Node", node, None, reason, message, count=count, source="kernel-monitor")
 
 
 def reboot_event(node: str) -> dict:

@@ -17,7 +17,7 @@ from typing import Iterable, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (Case, container, event, gpu_node, cpu_node, pod, unschedulable, waiting)  # noqa: E402
+from kit import (backoff_event, kernel_event, Case, container, event, gpu_node, cpu_node, pod, unschedulable, waiting)  # noqa: E402
 
 T_FAIL = "2026-11-20T02:41:07Z"
 
@@ -32,11 +32,6 @@ def gpu_uuid(node: str, i: int) -> str:
 
 def suffix(*parts: str) -> str:
     return hashlib.sha1("/".join(parts).encode()).hexdigest()[:5]
-
-
-def kernel_event(node: str, reason: str, message: str, count: int = 1) -> dict:
-    """A node-problem-detector kernel-monitor event on the Node (custom rule matching NVRM lines)."""
-    return event("Node", node, None, reason, message, count=count, source="kernel-monitor")
 
 
 def plugin_pod(node: str, ns: str, name_prefix: str, cname: str, image: str, labels: dict,
@@ -76,11 +71,6 @@ def crashlooping(name: str, ns: str, node: str, gpus: int, cname: str, image: st
     return pod(name, ns, phase="Running", node=node, containers=[c], owner=owner, labels=labels, statuses=[st],
                conditions=[{"type": "PodScheduled", "status": "True"},
                            {"type": "Ready", "status": "False", "reason": "ContainersNotReady"}])
-
-
-def backoff_event(pod_name: str, ns: str, cname: str, count: int = 24) -> dict:
-    return event("Pod", pod_name, ns, "BackOff", f"Back-off restarting failed container {cname} in pod "
-                 f"{pod_name}_{ns}(uid-{ns}-{pod_name})", count=count, source="kubelet")
 
 
 # ================================================================== cases

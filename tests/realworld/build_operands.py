@@ -10,9 +10,7 @@ from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (Case, container, cpu_node, event, gpu_node, pod, running, unschedulable,  # noqa: E402
-                 waiting)
-
+from kit import (backoff, Case, container, cpu_node, event, gpu_node, pod, running, unschedulable, waiting)  # noqa: E402
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 VALIDATOR = "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v1.7.1"
 
@@ -79,17 +77,6 @@ def waiting_on_driver(kind: str, name: str, namespace: str, node: str, app: str,
     return operand(name, namespace, node, app, [container(ctr, image=image)], [pod_initializing(ctr, image)],
                    init_containers=[container(init, image=validator)],
                    init_statuses=[init_running(init, validator)], runtime_class_name=runtime_class_name)
-
-
-def kubelet_event(kind: str, name: str, namespace: str, reason: str, message: str, count: int = 1,
-                  type_: str = "Warning") -> dict[str, Any]:
-    return event(kind, name, namespace, reason, message, type_=type_, count=count, source="kubelet")
-
-
-def backoff(name: str, namespace: str, ctr: str, count: int = 12) -> dict[str, Any]:
-    return kubelet_event("Pod", name, namespace, "BackOff",
-                         f"Back-off restarting failed container {ctr} in pod {name}_{namespace}(uid-{namespace}-{name})",
-                         count=count)
 
 
 def runtime_class(name: str, handler: Optional[str] = None) -> dict[str, Any]:

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (NOW, Case, _meta, cond, container, cpu_node, event, gpu_node, job, obj, pod, quota,  # noqa: E402
-                 taint, unschedulable)
-
+from kit import (NOW, Case, cond, container, cpu_node, event, gpu_node, job, obj, pod, quota, taint, unschedulable)  # noqa: E402
 # ------------------------------------------------------------------ helpers (local to this area)
 
 

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (  # noqa: E402
+from kit import (backoff, kubelet_event,   # noqa: E402
     NOW, Case, _meta, container, cpu_node, event, gpu_node, pod, running, taint, terminated, waiting,
 )
 
@@ -112,17 +112,6 @@ def toolkit_operand(node: str, namespace: str, suffix: str, image: str = "nvcr.i
     return running_operand(f"nvidia-container-toolkit-daemonset-{suffix}", namespace, node,
                            "nvidia-container-toolkit-daemonset", image, "nvidia-container-toolkit-ctr",
                            runtime_class_name="nvidia")
-
-
-def kubelet_event(kind: str, name: str, namespace: str, reason: str, message: str, count: int = 1,
-                  type_: str = "Warning") -> dict[str, Any]:
-    return event(kind, name, namespace, reason, message, type_=type_, count=count, source="kubelet")
-
-
-def backoff(name: str, namespace: str, ctr: str, count: int = 12) -> dict[str, Any]:
-    return kubelet_event("Pod", name, namespace, "BackOff",
-                         f"Back-off restarting failed container {ctr} in pod {name}_{namespace}(uid-{namespace}-{name})",
-                         count=count)
 
 
 VECTOR_ADD_FAIL = "Failed to allocate device vector A (error code CUDA driver version is insufficient for CUDA runtime version)!"

@@ -12,8 +12,6 @@ from kit import Case, cpu_node, device_plugin_pod, event, gpu_node, pod, taint, 
 
 
 def validator_custom_taint() -> Case:
-    msg = ("0/10 nodes are available: 1 node(s) had taint {workload: aiml}, that the\n"
-           "        pod didn't tolerate, 9 Insufficient nvidia.com/gpu.")
     flat = "0/10 nodes are available: 1 node(s) had taint {workload: aiml}, that the pod didn't tolerate, 9 Insufficient nvidia.com/gpu."
     c = Case("gpu-operator-156-validator-custom-taint",
              source="https://github.com/NVIDIA/gpu-operator/issues/156",

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (Case, _meta, cond, container, cpu_node, event, gpu_node, obj, pod, running, taint,  # noqa: E402
-                 unschedulable, waiting)
-
+from kit import (crashloop, Case, container, cpu_node, event, gpu_node, obj, pod, running, taint, unschedulable, waiting)  # noqa: E402
 T_START = "2026-11-19T09:00:00Z"
 T_FAIL = "2026-11-20T02:41:10Z"
 
@@ -32,11 +30,6 @@ def daemon_pod(name: str, namespace: str, node: str, ds: str, labels: dict, ctr:
     c = container(ctr, image=image, env=env)
     return pod(name, namespace, phase=phase, node=node, containers=[c], labels=labels, owner=("DaemonSet", ds),
                statuses=statuses, tolerations=[{"operator": "Exists"}])
-
-
-def crashloop(ctr: str, image: str, restarts: int, exit_code: int = 1, reason: str = "Error") -> dict:
-    return waiting(ctr, "CrashLoopBackOff", f"back-off 5m0s restarting failed container={ctr}", restarts=restarts,
-                   last_exit={"reason": reason, "exitCode": exit_code}, image=image)
 
 
 def pending(case: Case, p: dict, message: str, count: int = 1, source: str = "default-scheduler") -> dict:

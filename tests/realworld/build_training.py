@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (NOW, Case, _meta, cond, container, cpu_node, event, gpu_node, obj, pod, quota, taint,  # noqa: E402
-                 terminated, unschedulable, waiting)
-
+from kit import (Case, cond, container, cpu_node, event, gpu_node, obj, pod, quota, taint, terminated, unschedulable, waiting)  # noqa: E402
 # ------------------------------------------------------------------ helpers (local to this area)
 
 VOLCANO_SCHED = "scheduling.volcano.sh/v1beta1"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import zlib
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -223,7 +224,7 @@ def device_plugin_pod(node: str, namespace: str = "kube-system", name: Optional[
     """The NVIDIA device plugin's DaemonSet pod on ``node`` (labels of the static
     manifest; pass the GPU Operator's ``app=nvidia-device-plugin-daemonset`` in labels)."""
     lab = labels or {"name": "nvidia-device-plugin-ds"}
-    name = name or f"nvidia-device-plugin-daemonset-{abs(hash(node)) % 100000:05d}"
+    name = name or f"nvidia-device-plugin-daemonset-{zlib.crc32(node.encode()) % 100000:05d}"   # stable across runs
     c = container("nvidia-device-plugin-ctr", image=image)
     p = pod(name, namespace, phase=phase, node=node, containers=[c], labels=lab,
             owner=("DaemonSet", "nvidia-device-plugin-daemonset"), statuses=statuses,
@@ -310,3 +311,41 @@ class Case:
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(text)
         return d
+
+
+def write_snapshot(root: Path, *objs: dict, logs: Iterable[tuple] = (), metrics: Optional[dict[str, str]] = None) -> Path:
+    """A snapshot folder of these objects (and logs: (ns, pod, container, text[, previous]);
+    metrics: node -> DCGM text), for unit tests that need a small cluster, not a case."""
+    c = Case("snapshot", source="https://example.invalid/unit-test", fragment="-", where="-", expect="-",
+             resolution="-", target={})
+    c.add(*objs)
+    for args in logs:
+        c.log(*args)
+    snap = c.write(root) / "snapshot"
+    for node, text in (metrics or {}).items():
+        (snap / "metrics").mkdir(exist_ok=True)
+        (snap / "metrics" / f"{node}.prom").write_text(text)
+    return snap
+
+
+# ------------------------------------------------------------------ shared by several build scripts
+def backoff(name: str, namespace: str, ctr: str, count: int = 12) -> dict[str, Any]:
+    return kubelet_event("Pod", name, namespace, "BackOff",
+                         f"Back-off restarting failed container {ctr} in pod {name}_{namespace}(uid-{namespace}-{name})",
+                         count=count)
+
+def backoff_event(pod_name: str, ns: str, cname: str, count: int = 24) -> dict:
+    return event("Pod", pod_name, ns, "BackOff", f"Back-off restarting failed container {cname} in pod "
+                 f"{pod_name}_{ns}(uid-{ns}-{pod_name})", count=count, source="kubelet")
+
+def crashloop(ctr: str, image: str, restarts: int, exit_code: int = 1, reason: str = "Error") -> dict:
+    return waiting(ctr, "CrashLoopBackOff", f"back-off 5m0s restarting failed container={ctr}", restarts=restarts,
+                   last_exit={"reason": reason, "exitCode": exit_code}, image=image)
+
+def kernel_event(node: str, reason: str, message: str, count: int = 1) -> dict:
+    """A node-problem-detector kernel-monitor event on the Node (custom rule matching NVRM lines)."""
+    return event("Node", node, None, reason, message, count=count, source="kernel-monitor")
+
+def kubelet_event(kind: str, name: str, namespace: str, reason: str, message: str, count: int = 1,
+                  type_: str = "Warning") -> dict[str, Any]:
+    return event(kind, name, namespace, reason, message, type_=type_, count=count, source="kubelet")
