@@ -54,7 +54,7 @@ CODES: dict[str, CodeInfo] = {
         ("insufficient-memory", B, "GPU nodes with free GPUs lack free memory for the pod"),
         ("insufficient-resource", B, "GPU nodes with free GPUs lack another resource the pod requests"),
         ("mig-profile-unavailable", B, "The requested MIG profile is not advertised or fully taken"),
-        ("sharing-resource-mismatch", B, "The pod asks for the shared/unshared twin of what nodes advertise"),
+        ("sharing-resource-mismatch", B, "The pod asks for the shared/unshared twin of what nodes advertise, or a sharing layer's resource its scheduler is not placing"),
         ("dra-claim-unallocatable", B, "A DRA ResourceClaim of the pod cannot be allocated"),
         ("quota-exceeded", B, "A ResourceQuota blocks the pod"),
         ("queue-not-admitted", B, "A queueing system (Kueue, Volcano, scheduling gates) holds the pod"),

@@ -9,7 +9,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tests" / "realworld"))
 
-from kit import (write_snapshot, container, cpu_node, event, gpu_node, pod, running, unschedulable, waiting)  # noqa: E402
+from kit import (write_snapshot, container, cpu_node, event, gpu_node, pod, quota, running, unschedulable, waiting)  # noqa: E402
 
 
 def _diagnose(cli, tmp_path, *objs, target=("pod", "ml", "p"), logs=(), metrics=None):
@@ -72,6 +72,56 @@ def test_must_specify_quota_is_quota_exceeded(cli, tmp_path):
                     target=("pod", "ml", "job/train"))
     assert _codes(doc) == ["quota-exceeded"]
     assert "freeing quota will not help" in doc["findings"][0]["summary"]
+
+
+def test_a_quota_whose_status_does_not_track_a_limit_refuses_every_pod(cli, tmp_path):
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml", "uid": "uid-ml-train"},
+           "spec": {"template": {"spec": {"containers": [container(gpus=1)]}}}, "status": {}}
+    q = quota("gpu", "ml", hard={"requests.cpu": "8", "requests.example.com/gpu": "1"}, used={"requests.cpu": "0"})
+    q["status"]["hard"] = {"requests.cpu": "8"}   # the status never picked up the second entry
+    msg = 'Error creating: pods "train-x" is forbidden: status unknown for quota: gpu'
+    doc = _diagnose(cli, tmp_path, gpu_node("gpu-1"), job, q, event("Job", "train", "ml", "FailedCreate", msg, source="job-controller"),
+                    target=("pod", "ml", "job/train"))
+    assert _codes(doc) == ["quota-exceeded"]
+    top = doc["findings"][0]
+    assert "does not track requests.example.com/gpu" in top["summary"], top["summary"]
+    assert any("limits requests.example.com/gpu in spec.hard" in e for e in top["evidence"])
+
+
+def test_cuda_calling_the_driver_insufficient_in_a_pod_without_a_gpu(cli, tmp_path):
+    p = pod("p", "ml", phase="Running", node="gpu-1", statuses=CRASHING, containers=[container(gpus=0)])
+    doc = _diagnose(cli, tmp_path, gpu_node("gpu-1", driver="550.90.07", cuda="12.4"), p,
+                    logs=[("ml", "p", "main", "RuntimeError: CUDA driver version is insufficient for CUDA runtime version\n", True)])
+    assert _codes(doc)[0] == "gpu-not-requested", _codes(doc)
+    assert "driver-cuda-mismatch" not in _codes(doc)
+    # the same line in a pod that does request a GPU is still read as the driver's
+    gpu = pod("p", "ml", gpus=1, phase="Running", node="gpu-1", statuses=CRASHING)
+    old = _diagnose(cli, tmp_path / "gpu", gpu_node("gpu-1", driver="470.57.02", cuda="11.4"), gpu,
+                    logs=[("ml", "p", "main", "RuntimeError: CUDA driver version is insufficient for CUDA runtime version\n", True)])
+    assert "gpu-not-requested" not in _codes(old)
+
+
+def _hami_pod(scheduler):
+    c = container(gpus=0)
+    c["resources"]["limits"] = {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "3000"}
+    return pod("p", "ml", containers=[c], spec={"schedulerName": scheduler})
+
+
+def test_hami_resources_on_the_default_scheduler_are_a_sharing_mismatch(cli, tmp_path):
+    msg = "0/1 nodes are available: 1 Insufficient nvidia.com/gpumem."
+    p = _hami_pod("default-scheduler")
+    p["status"]["conditions"] = [unschedulable(msg)]
+    doc = _diagnose(cli, tmp_path, gpu_node("gpu-1", gpus=10), p, event("Pod", "p", "ml", "FailedScheduling", msg))
+    assert _codes(doc)[0] == "sharing-resource-mismatch", _codes(doc)
+    assert "only hami-scheduler can place" in doc["findings"][0]["summary"]
+    assert not {"device-plugin-not-running", "unknown-resource-name"} & set(_codes(doc))
+
+
+def test_hami_resources_are_not_a_node_resource_for_hami_scheduler(cli, tmp_path):
+    # hami-scheduler's extender accounts gpumem: the fit matrix does not ask nodes for it
+    doc = _diagnose(cli, tmp_path, gpu_node("gpu-1", gpus=10), _hami_pod("hami-scheduler"))
+    assert not {"sharing-resource-mismatch", "device-plugin-not-running", "unknown-resource-name",
+                "insufficient-resource"} & set(_codes(doc)), _codes(doc)
 
 
 def test_a_kai_pod_in_a_top_level_queue(cli, tmp_path):

@@ -17,7 +17,7 @@ from typing import Optional
 from ..knowledge import catalog
 from ..knowledge.state_taints import StateTaint, state_taint
 from ..model.matching import (
-    STATE_TAINTS, describe_requirement, label_selector_matches, node_selector_mismatches,
+    STATE_TAINTS, describe_requirement, near_label, near_miss, node_selector_mismatches,
     required_affinity_matches, taint_text, untolerated_taints,
 )
 from ..model.objects import Event, Node, Pod, Taint
@@ -25,11 +25,11 @@ from ..model.quantity import format_quantity, parse_quantity
 from ..model.requests import is_extended, pod_requests
 from ..model.snapshot import Snapshot, human_age  # noqa: F401 (checks import it from here)
 from .device_plugin import DevicePluginState, device_plugin_state
+from .interpod import InterPod
 from .memo import Memo
 from .scheduler_events import FitError, parse_fit_error
 
 STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
-HOSTNAME_KEY = "kubernetes.io/hostname"
 
 
 def gpu_vendor_prefix(resource: str) -> str:
@@ -148,7 +148,20 @@ class PodContext:
 
     @cached_property
     def requests(self) -> dict[str, float]:
+        """What the pod needs from a node: its effective requests, less the resources
+        its own scheduler's extender accounts (HAMi's nvidia.com/gpumem with
+        hami-scheduler), which no node advertises."""
+        own = self.extender_placed
+        return {r: q for r, q in self._all_requests.items() if r not in own} if own else self._all_requests
+
+    @cached_property
+    def _all_requests(self) -> dict[str, float]:
         return pod_requests(self.pod)
+
+    @cached_property
+    def extender_placed(self) -> set[str]:
+        scheduler = self.pod.spec.schedulerName or "default-scheduler"
+        return {r for r in self._all_requests if "/" in r and catalog.placing_scheduler(r) == scheduler}
 
     @cached_property
     def device_requests(self) -> dict[str, float]:
@@ -308,8 +321,10 @@ class PodContext:
 
     @cached_property
     def fit_signature(self) -> Optional[tuple]:
-        """What the fit matrix depends on; None (no sharing) for pods with pod
-        (anti-)affinity, whose result depends on their own labels and namespace."""
+        """What the fit matrix depends on: pods with the same scheduling constraints
+        (and, where inter-pod rules apply, the same namespace and matched labels) share it;
+        None (no sharing) for pods with required pod (anti-)affinity of their own,
+        whose result depends on their own labels."""
         import msgspec
 
         spec = self.pod.spec
@@ -318,7 +333,13 @@ class PodContext:
             return None
         enc = msgspec.json.encode
         return (spec.nodeName, tuple(sorted(self.requests.items())), tuple(sorted(spec.nodeSelector.items())),
-                enc(aff.nodeAffinity) if aff and aff.nodeAffinity else b"", enc(spec.tolerations), len(self.snap.nodes))
+                enc(aff.nodeAffinity) if aff and aff.nodeAffinity else b"", enc(spec.tolerations), len(self.snap.nodes),
+                self.interpod.signature)
+
+    @cached_property
+    def interpod(self) -> InterPod:
+        """The pod's inter-pod rules (and the placed pods' anti-affinity) against the current pods."""
+        return InterPod(self.pod, self.snap.nodes, self.pods_by_node, self.memo)
 
     @cached_property
     def fit_by_name(self) -> dict[str, NodeFit]:
@@ -369,14 +390,22 @@ class PodContext:
         # Placement constraints.
         miss = node_selector_mismatches(pod.spec.nodeSelector, node)
         for k, have in miss.items():
+            want = pod.spec.nodeSelector[k]
+            why = near_miss(want, have) if have is not None else None
+            near = near_label(k, None, node.metadata.labels) if have is None else None
             fit.add("node-selector-mismatch",
-                    f"node/{name} label {k}={have}" if have is not None else f"node/{name} has no label {k}")
+                    f"node/{name} label {k}={have}" + (f", which differs from the wanted {want} {why} (near miss)" if why else "")
+                    if have is not None else f"node/{name} has no label {k}" + (f" (near miss: it {near})" if near else ""))
         na = pod.spec.affinity.nodeAffinity if pod.spec.affinity else None
         req = na.requiredDuringSchedulingIgnoredDuringExecution if na else None
         if req is not None and not required_affinity_matches(req.nodeSelectorTerms, node):
             terms = "; or ".join(" and ".join(describe_requirement(r) for r in t.matchExpressions + t.matchFields)
                                  for t in req.nodeSelectorTerms) or "no terms"
-            fit.add("node-affinity-mismatch", f"node/{name} does not satisfy required node affinity: {terms}")
+            near = _affinity_near_miss(req.nodeSelectorTerms, node)
+            fit.add("node-affinity-mismatch", f"node/{name} does not satisfy required node affinity: {terms}"
+                    + (f" (near miss: it {near})" if near else ""))
+        for why in self.interpod.reasons(node):
+            fit.add("pod-topology-constraint", why)
 
         # Resources.
         if fit.candidate:
@@ -442,19 +471,25 @@ class PodContext:
                 fit.add("insufficient-resource", f"node/{name} pods: {int(used['pods'])} of {int(alloc)} pod slots used")
             else:
                 fit.add("insufficient-resource", f"node/{name} {r}: {have}")
-        # Required pod anti-affinity on the hostname topology: the data is complete
-        # for candidate nodes; other topologies are left to the scheduler's events.
-        anti = self.pod.spec.affinity.podAntiAffinity if self.pod.spec.affinity else None
-        for term in anti.requiredDuringSchedulingIgnoredDuringExecution if anti else []:
-            if term.topologyKey != HOSTNAME_KEY:
-                continue
-            namespaces = term.namespaces or [self.ns]
-            for p in pods:
-                if (term.namespaceSelector is not None or p.metadata.namespace in namespaces) and \
-                        label_selector_matches(term.labelSelector, p.metadata.labels):
-                    fit.add("pod-topology-constraint",
-                            f"node/{name} runs pod {p.key}, which the pod's required anti-affinity excludes")
-                    break
+
+
+def _affinity_near_miss(terms: list, node: Node) -> Optional[str]:
+    """A node label that nearly satisfies an ``In`` (or ``Exists``) requirement of the
+    pod's required node affinity: a value or key that differs only by case, punctuation
+    or a suffix."""
+    labels = node.metadata.labels
+    for t in terms:
+        for r in t.matchExpressions:
+            if r.operator == "In" and labels.get(r.key) not in r.values:
+                for w in r.values:
+                    near = near_label(r.key, w, labels)
+                    if near:
+                        return near
+            elif r.operator == "Exists" and r.key not in labels:
+                near = near_label(r.key, None, labels)
+                if near:
+                    return near
+    return None
 
 
 def used_by(pods: list, resources: tuple[str, ...]) -> dict[str, float]:

@@ -94,6 +94,7 @@ class XidEvent:
     source: str       # "device-plugin log", "DCGM metrics", "probe", "node condition"
     line: str
     pods: tuple[str, ...] = ()   # "ns/pod" the GPU is assigned to, where the source says (DCGM's pod labels)
+    action: Optional[str] = None  # what the health controller recommends for it ("NONE", "COMPONENT_RESET"), where it says
 
 
 @dataclass
@@ -153,6 +154,7 @@ def node_health(snap: Snapshot, node_name: str, memo: Optional[dict] = None) -> 
 
 
 def _node_health(snap: Snapshot, node_name: str) -> Health:
+    from ..knowledge.gpu_health import controller_action
     from .device_plugin import device_plugin_state, log_extent
 
     h = Health()
@@ -190,7 +192,8 @@ def _node_health(snap: Snapshot, node_name: str) -> Health:
             m = _XID_NUMBER.search(text) or (_XID_WORDS.search(text) and _ERROR_CODE.search(text))
             if m:
                 gpu = _GPU_IN_TEXT.search(text)
-                h.xids.append(XidEvent(int(m.group(1)), gpu.group(1) if gpu else "?", "node condition", line))
+                h.xids.append(XidEvent(int(m.group(1)), gpu.group(1) if gpu else "?", "node condition", line,
+                                       action=controller_action(c.message or "")))
             elif _ECC_WORDS.search(text):
                 h.ecc.append(line)
             else:

@@ -287,14 +287,22 @@ def operands(ctx: NodeContext) -> Iterable[Finding]:
 @check("xid", target="node", codes=["xid-error"], reads=(LOGS, METRICS, EVENTS), applies=_gpu_node)
 def xid(ctx: NodeContext) -> Iterable[Finding]:
     """Xid errors, each with its catalog meaning and the action it calls for."""
-    from ..knowledge.gpu_health import xid_info
+    from ..knowledge.gpu_health import needs_no_hardware_action, xid_info
 
     if not ctx.health.sources and not ctx.health.xids:
         raise DataUnavailable("no Xid source: no device-plugin log, DCGM metrics, probe or health-controller condition for "
                               + ctx.name + (f" ({'; '.join(ctx.health.gaps)})" if ctx.health.gaps else ""))
     by_xid: dict[int, list] = {}
+    quiet: dict[int, list] = {}   # application-class, or the health controller recommends no action
     for x in ctx.health.xids:
-        by_xid.setdefault(x.xid, []).append(x)
+        (quiet if needs_no_hardware_action(x.xid, x.action) else by_xid).setdefault(x.xid, []).append(x)
+    for n, events in sorted(quiet.items()):
+        info = xid_info(n)
+        said = sorted({f"the health controller recommends {e.action}" for e in events if e.action})
+        yield Note(f"Xid {n}" + (f" ({info.description})" if info else "") + f" on GPU {', '.join(sorted({e.gpu for e in events}))}"
+                   f" ({', '.join(sorted({e.source for e in events}))}): an application's error, no hardware action"
+                   + (f" ({'; '.join(said)})" if said else " (NVIDIA's Xid catalog: " + (info.action if info else "restart the application") + ")")
+                   + ": not a node fault")
     worst: Optional[tuple] = None
     evidence = []
     for n, events in sorted(by_xid.items()):
@@ -307,6 +315,8 @@ def xid(ctx: NodeContext) -> Iterable[Finding]:
         if worst is None or (sev == "critical" and worst[1] != "critical"):
             worst = (n, sev, info)
     if worst is None:
+        if quiet:
+            return
         yield Note("no Xid in " + "; ".join(ctx.health.read + [s for s in ctx.health.sources if s != "device-plugin log"]))
         return
     n, sev, info = worst

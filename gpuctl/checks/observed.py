@@ -29,6 +29,7 @@ def observed(ctx: PodContext) -> list[str]:
     lines += _warnings(ctx, skip=set(lines))
     lines += _status(ctx)
     lines += _containers(ctx)
+    lines += log_stalls_in_setup(ctx)
     lines += _log_errors(ctx)
     seen: set[str] = set()
     out = []
@@ -116,4 +117,32 @@ def log_ends_in_error(ctx: PodContext) -> list[str]:
         tail = [ln for ln in text.splitlines()[-FATAL_TAIL:] if ln.strip()]
         if any(_FATAL.search(ln) for ln in tail):
             out += [f"log of {cs.name}: {ln.strip()[:300]}" for ln in tail if _FATAL.search(ln) or _ERRORISH.search(ln)][-3:]
+    return out
+
+
+STALL_AFTER = 300         # seconds a container runs before setup output with nothing after it looks stuck
+STALL_LINES = 4           # trailing setup lines shown
+
+
+def log_stalls_in_setup(ctx: PodContext) -> list[str]:
+    """The last lines of a running GPU container's current log when the log ends with
+    NCCL / CUDA / process-group setup lines and nothing after them (no "Init
+    COMPLETE", no progress), though the container started minutes ago: the program
+    is stuck in setup (knowledge/setup_logs.yaml), a hang no Kubernetes object
+    explains. Empty when the pod requests no GPU or a log moves on past setup."""
+    from ..knowledge.setup_logs import stalled_in_setup
+
+    if not ctx.gpu_requests:
+        return []
+    out = []
+    for cs in ctx.pod.status.containerStatuses:
+        running = cs.state.running if cs.state is not None else None
+        if running is None:
+            continue
+        age = ctx.snap.age_seconds(getattr(running, "startedAt", None))
+        if age is not None and age < STALL_AFTER:
+            continue
+        text = ctx.snap.logs.get(ctx.ns, ctx.name, cs.name, False) or ""
+        tail = stalled_in_setup(text.splitlines()[-FATAL_TAIL:])
+        out += [f"log of {cs.name} (its last lines, nothing after them): {ln.strip()[:300]}" for ln in tail[-STALL_LINES:]]
     return out

@@ -19,6 +19,7 @@ from collections import Counter
 from typing import Iterable, Optional
 
 from ..findings import Finding, Fix, Severity
+from ..knowledge import catalog
 from ..knowledge.state_taints import state_taint
 from ..model.matching import STATE_TAINTS, taint_text
 from ..model.quantity import format_quantity
@@ -350,14 +351,10 @@ def scheduler_verdict(ctx: PodContext) -> Iterable[Finding]:
     nodes_known = NODES not in ctx.snap.gaps and bool(ctx.snap.nodes)
     state_codes = set(PLACEMENT + NODE_RESOURCE) | {"insufficient-gpu", "gpu-fragmentation",
                                                      "mig-profile-unavailable", "unknown-resource-name"}
-    hostname_only = all(t.topologyKey == "kubernetes.io/hostname" for t in (
-        ctx.pod.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution
-        if ctx.pod.spec.affinity and ctx.pod.spec.affinity.podAntiAffinity else []))
     unchecked = {resolve_rule(ctx, r.code or "", r.resource) for r in fe.reasons if r.code and not r.state_checked}
     for code, lines in event_codes(ctx).items():
         if nodes_known and code in state_codes and code not in unchecked:
-            if code != "pod-topology-constraint" or hostname_only:
-                continue
+            continue
         if code in ("queue-not-admitted",):
             continue  # the queue check explains gates with the queue's own status
         summary = {
@@ -432,6 +429,7 @@ def _node_fit(ctx: PodContext) -> Iterable[Finding]:
     yield from _unadvertised(s)
     yield from _plugin_down(s)
     yield from _unhealthy(s)
+    yield from _combination(s)
     yield from _shortage(s)
     yield from _constraints(s)
 
@@ -441,6 +439,12 @@ def _unadvertised(s: _FitRun) -> Iterable[Finding]:
     ctx, fits, ev, devices, emitted, sole = s.ctx, s.fits, s.ev, s.devices, s.emitted, s.sole
     for r, q in devices.items():
         if ctx.advertised.get(r):
+            continue
+        placer = catalog.placing_scheduler(r)
+        if placer is not None:   # a sharing layer's resource only its scheduler places; the pod has another
+            if "sharing-resource-mismatch" not in emitted:
+                emitted.add("sharing-resource-mismatch")
+                yield _other_scheduler(s, placer)
             continue
         twin = twin_of(r)
         if ctx.advertised.get(twin):
@@ -502,6 +506,36 @@ def _unadvertised(s: _FitRun) -> Iterable[Finding]:
             root_cause=True, unblocks=len(ctx.advertised.get(close, [])) if close else 0,
             disruption=DISRUPTION["unknown-resource-name"],
             fixes=_resource_name_fixes(ctx, r, close))
+
+
+def _other_scheduler(s: _FitRun, placer: str) -> Finding:
+    """The pod asks for resources a GPU-sharing layer's scheduler accounts (HAMi's
+    nvidia.com/gpumem, placed by hami-scheduler through its extender; no node
+    advertises them), but another scheduler handles the pod: it reports them
+    "Insufficient" on every node. The layer's admission webhook, which sets the
+    schedulerName, did not run, or the pod names another scheduler."""
+    ctx = s.ctx
+    placed = sorted(r for r in s.devices if catalog.placing_scheduler(r) == placer)
+    mine = ctx.pod.spec.schedulerName or "default-scheduler"
+    runs = [p.key for p in ctx.snap.pods.values() if placer in p.metadata.name and p.phase == "Running"]
+    evidence = [f"the pod requests {', '.join(_requested_text(ctx, r) for r in placed)}, which {placer} places "
+                "(its extender accounts them; no node advertises them)",
+                f"the pod's schedulerName is {mine}"
+                + (f"; {placer} runs ({', '.join(runs[:2])})" if runs else f"; no running {placer} pod was seen")]
+    evidence += s.ev.get("insufficient-resource", []) + s.ev.get("insufficient-gpu", [])
+    ref = workload_ref(ctx)
+    return Finding(
+        "sharing-resource-mismatch",
+        f"The pod asks for {', '.join(placed)}, which only {placer} can place, but {mine} handles it: the sharing "
+        "layer's admission webhook did not route the pod to its scheduler",
+        evidence=evidence, root_cause=True, unblocks=1, disruption=DISRUPTION["sharing-resource-mismatch"],
+        fixes=[Fix(f"Check that {placer} and its admission webhook run (the webhook sets schedulerName: {placer} on "
+                   "pods that request its resources; pods created before it was ready keep the old scheduler)",
+                   [f"kubectl get pods -A -o wide | grep -i {placer}",
+                    "kubectl get mutatingwebhookconfigurations"]),
+               Fix(f"Or set schedulerName: {placer} in {ref}'s pod spec and recreate the pod",
+                   edit_commands(ctx, "/schedulerName", mine, placer),
+                   needs_judgement="normally the webhook sets it: fix the webhook for every workload")])
 
 
 def _not_served(s: _FitRun, r: str, sv) -> Finding:
@@ -631,6 +665,65 @@ def _unhealthy(s: _FitRun) -> Iterable[Finding]:
                         f"kubectl debug node/{unhealthy[0].name} -it --image=busybox -- chroot /host nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER",
                         f"kubectl drain {unhealthy[0].name} --ignore-daemonsets --delete-emptydir-data"]
                        + ([f"kubectl -n {pod.metadata.namespace} delete pod {pod.metadata.name}   # after the GPU is healthy"] if pod else []))])
+
+
+def _combination(s: _FitRun) -> Iterable[Finding]:
+    """A pod that asks for several device resources (a GPU and an RDMA device, a MIG
+    profile and an SR-IOV NIC): every one of them is free somewhere, but no node has
+    them all. Says per node which resource fails, and names the combination that
+    exists nowhere: a shortage on the nodes that advertise all of them, or, when no
+    node advertises all of them, the resource the GPU nodes lack."""
+    ctx, fits, devices = s.ctx, s.fits, s.devices
+    if len(devices) < 2 or any(f.enough_devices for f in fits):
+        return
+    free_on = {r: [f for f in fits if f.free.get(r, 0.0) >= q] for r, q in devices.items()}
+    if not all(free_on.values()):
+        return   # one resource is short everywhere: the shortage (or not-advertised) step names it
+    adv = ctx.advertised_sets
+    complete = [f for f in fits if all(f.name in adv.get(r, ()) for r in devices)]
+    gpus = [r for r in devices if r in ctx.gpu_requests] or list(devices)[:1]
+    combo = " + ".join(_requested_text(ctx, r) for r in devices)
+
+    def lacking(f: NodeFit) -> list[str]:
+        return [r for r, q in devices.items() if f.free.get(r, 0.0) < q]
+
+    def line(f: NodeFit) -> str:
+        return f"node/{f.name}: " + "; ".join(
+            f"{r} {format_quantity(r, f.free.get(r, 0.0))} free" if f.name in adv.get(r, ()) else f"{r} not advertised"
+            for r in devices)
+
+    with_gpu = [f for f in fits if all(f.free.get(r, 0.0) >= devices[r] for r in gpus)]
+    if complete:
+        short = Counter(r for f in complete for r in lacking(f)).most_common(1)[0][0]
+        code = "mig-profile-unavailable" if is_mig(short) else "insufficient-gpu" if short in ctx.gpu_requests \
+            else "insufficient-resource"
+        summary = (f"No node has {combo} free: on the {_plural(len(complete), 'node')} that "
+                   f"{'advertises' if len(complete) == 1 else 'advertise'} all of them {short} is short")
+        shown = complete
+    else:
+        others = sorted({r for f in with_gpu for r in lacking(f)}) or [r for r in devices if r not in gpus]
+        short = others[0]
+        code = "insufficient-resource" if short not in ctx.gpu_requests else "insufficient-gpu"
+        summary = (f"No node advertises both {' and '.join(gpus)} and {', '.join(others)}: the pod asks for {combo}, "
+                   f"and the nodes with free {gpus[0]} lack {', '.join(others)}")
+        shown = with_gpu
+    s.emitted.add(code)
+    evidence = [line(f) for f in shown[:MAX_EVIDENCE_NODES]]
+    rest = [f for f in free_on[short] if f not in shown][:MAX_EVIDENCE_NODES]
+    if rest:
+        evidence.append(f"{short} is free on {', '.join(f.name for f in rest)}, which lack "
+                        + ", ".join(sorted({r for f in rest for r in lacking(f)})))
+    evidence += s.ev.get("insufficient-gpu", []) + s.ev.get("insufficient-resource", [])
+    where = shown[0].name if shown else "NODE"
+    fixes = [Fix(f"Make {short} available on the nodes that have the rest: its device plugin must run there "
+                 f"(a DaemonSet nodeSelector or taint often keeps it off), or free it where it is advertised",
+                 [f"kubectl describe node {where} | grep -A12 -E 'Allocatable|Allocated resources'",
+                  "kubectl get ds -A -o wide"],
+                 needs_judgement="where that device should be served is a cluster design choice"),
+             Fix(f"Or, if the workload can run without {short}, drop it from the request",
+                 _edit_resource(ctx, short, f"no {short}"), needs_judgement="whether the job needs it is your call")]
+    yield Finding(code, summary, evidence=evidence, nodes=_names(shown)[:20], root_cause=True,
+                  unblocks=0, disruption=DISRUPTION.get(code, 4), fixes=fixes)
 
 
 def _shortage(s: _FitRun) -> Iterable[Finding]:
@@ -816,6 +909,17 @@ def _lacking(fits: list[NodeFit], code: str) -> str:
     return ", ".join(names) or "resources"
 
 
+def _inter_pod_rules(blocked: list[NodeFit]) -> str:
+    """Which inter-pod rules the nodes' details name (checks/interpod.py writes them)."""
+    text = " ".join(d for f in blocked for d in f.details.get("pod-topology-constraint", []))
+    rules = [rule for rule, words in (("the pod's required pod affinity", ("pod affinity",)),
+                                      ("the pod's required anti-affinity", ("the pod's required anti-affinity",)),
+                                      ("the required anti-affinity of pods already there", ("whose required anti-affinity",)),
+                                      ("the pod's topology spread constraints", ("skew", "topology spread")))
+             if any(w in text for w in words)]
+    return " and ".join(rules) or "inter-pod rules"
+
+
 def _constraint_summary(ctx: PodContext, code: str, blocked: list[NodeFit], alone: int, gpu: bool) -> str:
     n = len(blocked)
     room = "enough free GPUs" if gpu else "room for the pod"
@@ -825,7 +929,7 @@ def _constraint_summary(ctx: PodContext, code: str, blocked: list[NodeFit], alon
         "untolerated-taint": "carry a taint the pod does not tolerate",
         "node-selector-mismatch": "do not match the pod's nodeSelector",
         "node-affinity-mismatch": "do not match the pod's required node affinity",
-        "pod-topology-constraint": "are excluded by the pod's required anti-affinity",
+        "pod-topology-constraint": f"are excluded by {_inter_pod_rules(blocked)}",
         "insufficient-cpu": "lack free CPU for the pod",
         "insufficient-memory": "lack free memory for the pod",
         "insufficient-resource": f"lack free {_lacking(blocked, code)} for the pod",

@@ -5,7 +5,13 @@ A resource name that a GPU vendor's device plugin serves (``nvidia.com/gpu``,
 never a typo. When no node advertises it, the question is why the plugin is not
 serving it: no plugin deployed; its DaemonSet schedules no pod on the GPU nodes
 because a taint, nodeSelector or affinity keeps it off them; its pod crash-loops or
-is not ready; or it runs but its log shows it could not load NVML."""
+is not ready; or it runs but its log shows it could not load NVML.
+
+The same holds for the vendor-fixed network and accelerator resources GPU jobs request
+next to their GPUs (``vpc.amazonaws.com/efa``: device_plugins.yaml served_resources).
+Their plugins (``other_device_plugins``: EFA, Neuron, RDMA, SR-IOV) are looked up by
+their own selectors, never taken for a GPU device plugin, and the nodes they should
+serve (a node label such as ``vpc.amazonaws.com/efa.present=true``) are counted."""
 
 from __future__ import annotations
 
@@ -42,14 +48,21 @@ well_known = catalog.well_known_gpu_resource
 
 
 def serving(ctx: PodContext, resource: str) -> Serving:
-    kinds = [k for k in catalog.device_plugin_selectors() if serves(k, resource)]
-    vendor = kinds[0].vendor if kinds else resource.split("/", 1)[0]
+    kinds = catalog.serving_kinds(resource)
+    other = bool(kinds) and not any(k in catalog.device_plugin_selectors() for k in kinds)   # a NIC / non-GPU plugin
+    vendor = (kinds[0].vendor if kinds else None) or catalog.served_resource_vendor(resource) or resource.split("/", 1)[0]
     s = Serving(resource, vendor, kinds)
     s.evidence.append(f"no node advertises {resource}, a resource the {vendor} device plugin serves: "
                       "a well-known name, not a typo")
-    s.pods = sorted((p for p in ctx.snap.pods.values() if not p.terminated and is_device_plugin_pod(p)
-                     and _of_kinds(p.metadata.labels, kinds)), key=lambda p: p.key)
-    s.daemonsets = [d for d in ctx.snap.objects("DaemonSet") if _is_plugin_daemonset(d, kinds)]
+    if other:
+        s.pods = sorted((p for p in ctx.snap.pods.values() if not p.terminated and _of_other_kinds(p, kinds)),
+                        key=lambda p: p.key)
+        s.daemonsets = [d for d in ctx.snap.objects("DaemonSet") if _is_other_daemonset(d, kinds)]
+        s.evidence += _served_nodes(ctx, kinds, s.pods)
+    else:
+        s.pods = sorted((p for p in ctx.snap.pods.values() if not p.terminated and is_device_plugin_pod(p)
+                         and _of_kinds(p.metadata.labels, kinds)), key=lambda p: p.key)
+        s.daemonsets = [d for d in ctx.snap.objects("DaemonSet") if _is_plugin_daemonset(d, kinds)]
     for d in s.daemonsets:
         _daemonset_lines(ctx, d, s)
     for p in s.pods[:MAX_LINES]:
@@ -80,6 +93,36 @@ def scaled_to_zero(ctx: PodContext, s: Serving) -> bool:
     if s.pods or s.daemonsets or any(ctx.gpu_evidence(n) is not None for n in ctx.snap.nodes.values()):
         return False
     return any(e.reason in ("NotTriggerScaleUp", "TriggeredScaleUp", "FailedScaleUp") for e in ctx.events)
+
+
+def _of_other_kinds(p: Pod, kinds: list[catalog.DevicePluginKind]) -> bool:
+    ns = p.metadata.namespace
+    return any(catalog.kind_selects(k, p.metadata.labels) and (not k.namespaces or ns in k.namespaces) for k in kinds)
+
+
+def _is_other_daemonset(d: GenericObject, kinds: list[catalog.DevicePluginKind]) -> bool:
+    tmpl = (((d.spec or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
+    name = d.metadata.name or ""
+    return any((tmpl and catalog.kind_selects(k, tmpl)) or (k.daemonset and k.daemonset in name) for k in kinds)
+
+
+def _served_nodes(ctx: PodContext, kinds: list[catalog.DevicePluginKind], pods: list[Pod]) -> list[str]:
+    """Where the plugin should serve: the nodes its kind's node label marks (EFA nodes),
+    and how many of them run a plugin pod that is not ready."""
+    out = []
+    for k in kinds:
+        if not k.node_label or "=" not in k.node_label:
+            continue
+        key, _, value = k.node_label.partition("=")
+        nodes = sorted(n.metadata.name for n in ctx.snap.nodes.values() if n.metadata.labels.get(key) == value)
+        if not nodes:
+            continue
+        on = {p.spec.nodeName for p in pods if p.spec.nodeName}
+        bad = {p.spec.nodeName for p in pods if p.spec.nodeName and pod_problems(p)}
+        out.append(f"{len(nodes)} node(s) labelled {k.node_label} should advertise it ({k.name}): "
+                   f"{len(on & set(nodes))} run a {k.name} pod, {len(bad & set(nodes))} of them not ready"
+                   + (f", e.g. node/{nodes[0]}" if nodes else ""))
+    return out
 
 
 def _of_kinds(labels: dict[str, str], kinds: list[catalog.DevicePluginKind]) -> bool:
@@ -142,7 +185,10 @@ def fixes(ctx: PodContext, s: Serving) -> list[Fix]:
     bad = [p for p in s.pods if pod_problems(p)]
     if s.nvml or bad:
         p = (bad or s.pods)[0]
-        out.append(Fix("Read the device plugin's log on the node; fix the driver or toolkit it reports, then restart it",
+        out.append(Fix("Read the device plugin's log on the node; fix the driver or toolkit it reports, then restart it"
+                       if any(k in catalog.device_plugin_selectors() for k in s.kinds) or not s.kinds else
+                       f"Read the {s.vendor} device plugin's log on the node; fix what it reports (its driver, its "
+                       "security context or the host devices it needs), then restart it",
                        [f"kubectl -n {p.metadata.namespace} logs {p.metadata.name} --all-containers --tail=50",
                         f"kubectl -n {p.metadata.namespace} delete pod {p.metadata.name}   # after the cause is fixed"]))
     if not s.pods and not s.daemonsets:

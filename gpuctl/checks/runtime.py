@@ -285,15 +285,24 @@ def container_logs(ctx: PodContext) -> Iterable[Finding]:
         yield aimed
 
 
+def _requests_nothing_of_the_gpu_stack(ctx: PodContext) -> bool:
+    """The pod requests no GPU or other device and is not one of the GPU stack's own
+    pods (device plugins and the operator's operands get the driver without a request)."""
+    from .device_plugin import is_device_plugin_pod
+
+    pod = ctx.pod
+    return not (ctx.gpu_requests or ctx.device_requests or is_device_plugin_pod(pod)
+                or pod.metadata.namespace in ("gpu-operator", "nvidia-gpu-operator", "gpu-operator-resources"))
+
+
 def aimed_without_gpu(ctx: PodContext) -> Optional[Finding]:
     """A crashing pod that requests no GPU but selects GPU nodes (its nodeSelector
     names an accelerator, as GPU labels do): the device plugin gives it no GPU, so
     its GPU code fails. Not the GPU stack's own pods (plugins, operands)."""
     from ..knowledge import catalog
-    from .device_plugin import is_device_plugin_pod
 
     pod = ctx.pod
-    if ctx.gpu_requests or ctx.device_requests or is_device_plugin_pod(pod) or pod.metadata.namespace in ("gpu-operator", "nvidia-gpu-operator"):
+    if not _requests_nothing_of_the_gpu_stack(ctx):
         return None
     selects = catalog.node_has_gpus(dict(pod.spec.nodeSelector or {}))
     crashing = [cs for cs in pod.status.containerStatuses
@@ -362,6 +371,15 @@ def _container_logs(ctx: PodContext) -> Iterable[Finding]:
             fixes = [Fix("Restart the pod to get the devices back; stop it recurring by fixing the runtime/cgroup setup "
                          "(systemd cgroup driver and daemon-reload interplay in the NVIDIA container toolkit)",
                          [f"kubectl -n {ctx.ns} delete pod {ctx.name}", f"gpuctl diagnose node {node}"])]
+        elif code == "driver-cuda-mismatch" and _requests_nothing_of_the_gpu_stack(ctx):
+            # Without a GPU request the NVIDIA runtime mounts no driver (or, with the
+            # runtime as the default, only what NVIDIA_VISIBLE_DEVICES allows): CUDA then
+            # calls the driver "insufficient". The cause is the missing request.
+            code = "gpu-not-requested"
+            summary = (f"The container uses CUDA ({detail}) but the pod requests no GPU: it gets no GPU and no "
+                       "usable driver, which CUDA reports as an insufficient driver")
+            cmds, why = change_commands(ctx, set_limit_ops(ctx, 0, "nvidia.com/gpu", "1"))
+            fixes = [Fix("Request a GPU in the pod spec (limits: nvidia.com/gpu: 1)", cmds, needs_judgement=why)]
         elif code == "driver-cuda-mismatch":
             yield from _cuda_finding(ctx, extra_evidence=evidence, crashed=True)
             continue

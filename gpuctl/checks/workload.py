@@ -22,6 +22,10 @@ QUOTA_RE = re.compile(r"[Ee]xceeded quota: (?P<quota>[^,]+), requested: (?P<requ
 # apiserver ResourceQuota admission when a quota covers a resource the pod does not set
 # ("failed quota: %s: must specify %s", same controller.go); e.g. hmcts/cnp-flux-config#13765
 QUOTA_SPECIFY_RE = re.compile(r"failed quota: (?P<quota>[^:\n]{1,253}): must specify (?P<what>[^\n]{1,500})")
+# apiserver ResourceQuota admission when the quota's status does not (yet) track a
+# resource its spec limits ("status unknown for quota: %s, resources: %s"; before 1.10
+# "status unknown for quota: %s"); e.g. kubernetes/kubernetes#46639
+QUOTA_UNKNOWN_RE = re.compile(r"status unknown for quota: (?P<quota>[^,\s]{1,253})(?:, resources?: (?P<what>[^\n]{1,500}))?")
 RUNTIMECLASS_RE = re.compile(r'RuntimeClass "(?P<name>[^"]+)" not found')
 
 
@@ -120,6 +124,29 @@ def _quota(ctx: WorkloadContext) -> Iterable[Finding]:
                            [f"kubectl -n {ns} describe resourcequota {m.group('quota')}",
                             f"kubectl -n {ns} edit {ref}   # spec.template.spec.containers[*].resources: set {what}"],
                            needs_judgement="the amounts are your call")])
+            return
+    for e in reversed(_events(ctx)):
+        m = QUOTA_UNKNOWN_RE.search(e.message or "")
+        if m and e.reason in ("FailedCreate", "FailedCreatePod"):
+            name = m.group("quota")
+            q = next((q for q in snap.quotas if q.metadata.namespace == ns and q.metadata.name == name), None)
+            untracked = sorted(k for k in (q.spec.hard if q else {}) if k not in q.status.hard) if q else []
+            what = m.group("what") or ", ".join(untracked)
+            evidence = [f"event {e.reason} x{e.times} on {ref}: {e.message}"]
+            if untracked:
+                evidence.append(f"resourcequota/{name} limits {', '.join(untracked)} in spec.hard, but its status "
+                                "does not track them (status.hard lacks them)")
+            yield Finding(
+                "quota-exceeded",
+                f"ResourceQuota {name} refuses every pod of {ref}: its status does not track "
+                + (what or "a resource it limits") + ", so quota admission cannot decide and forbids the pod",
+                evidence=evidence, root_cause=True, disruption=1,
+                fixes=[Fix(f"Remove the entries the quota system cannot track from resourcequota/{name} (extended resources "
+                           "are quota'd as requests.<resource> since Kubernetes 1.10), or check that the "
+                           "kube-controller-manager's quota controller runs and updates its status",
+                           [f"kubectl -n {ns} get resourcequota {name} -o yaml",
+                            f"kubectl -n {ns} edit resourcequota {name}   # spec.hard: drop or rename {what or 'the untracked entries'}"],
+                           needs_judgement="the quota is the namespace owner's policy: agree the change")])
             return
     if QUOTAS in snap.gaps or ctx.has_pods:
         return

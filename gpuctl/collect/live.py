@@ -267,7 +267,7 @@ class LiveCollector:
         unserved = [r for r in pod_requests(pod) if catalog.well_known_gpu_resource(r) and r not in advertised]
         if not unserved:
             return
-        kinds = [k for k in catalog.device_plugin_selectors() if any(catalog.plugin_serves(k, r) for r in unserved)]
+        kinds = [k for r in unserved for k in catalog.serving_kinds(r)]
         items = self._try(S.DAEMONSETS, "list daemonsets (cluster-wide)", "list", "daemonsets",
                           lambda: self.api.list("/apis/apps/v1/daemonsets", "DaemonSet"), group="apps")
         for d in items or []:
@@ -488,10 +488,24 @@ def _fatal(e: ApiFailure, what: str) -> SourceError:
 
 
 def needs_pod_labels(pod: Pod) -> bool:
-    """Whether the pod has required pod (anti-)affinity terms, which match other pods' labels."""
+    """Whether the pod has inter-pod rules (required pod (anti-)affinity, or topology
+    spread that the scheduler enforces), which match other pods' labels."""
     aff = pod.spec.affinity
     return bool(aff and any(a and a.requiredDuringSchedulingIgnoredDuringExecution
-                            for a in (aff.podAntiAffinity, aff.podAffinity)))
+                            for a in (aff.podAntiAffinity, aff.podAffinity))) or any(
+        c.whenUnsatisfiable == "DoNotSchedule" for c in pod.spec.topologySpreadConstraints)
+
+
+INTER_POD_WORDS = ("affinity rules", "anti-affinity rules", "topology spread constraints")
+
+
+def needs_every_node(snap: S.Snapshot, pod: Pod) -> bool:
+    """Whether the pods of every node matter, not only those of the candidate nodes:
+    the pod's own inter-pod rules reach pods anywhere in a topology domain, and so do
+    placed pods' anti-affinity rules when the scheduler names them."""
+    return needs_pod_labels(pod) or any(
+        e.reason == "FailedScheduling" and any(w in (e.message or "") for w in INTER_POD_WORDS)
+        for e in snap.events)
 
 
 def candidate_nodes(snap: S.Snapshot, pod: Pod) -> list[str]:
@@ -577,7 +591,8 @@ def collect_for_pod(api: KubeAPI, ns: str, name: str, pod: Optional[Pod] = None,
     if pod.spec.nodeName:
         c.bound_pods([pod.spec.nodeName])
     elif S.NODES not in c.snap.gaps:
-        c.bound_pods(candidate_nodes(c.snap, pod), labels=needs_pod_labels(pod))
+        every = needs_every_node(c.snap, pod)
+        c.bound_pods(sorted(c.snap.nodes) if every else candidate_nodes(c.snap, pod), labels=every)
     elif S.PODS not in c.snap.gaps:
         c.snap.gaps[S.PODS] = S.Gap("list pods bound to the candidate nodes", "absent", "skipped: the nodes could not be read")
     gpu_nodes, log_nodes = plugin_log_nodes(c.snap)

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from ..checks.context import PodContext, human_age
 from ..checks.memo import Memo
-from ..checks.observed import log_ends_in_error, observed
+from ..checks.observed import log_ends_in_error, log_stalls_in_setup, observed
 from ..findings import CheckResult, Diagnosis, Severity, Status
 from ..model.objects import Pod
 from ..model.snapshot import Snapshot
@@ -93,6 +93,13 @@ def _runtime_state(ctx: PodContext, explained: bool, complete: bool = False) -> 
             return CheckResult("containers-running", Status.SKIPPED,
                                f"{len(statuses)} container(s) running and ready, but the log ends in an error no check "
                                f"recognises: {died[-1]}", essential=True)
+        stuck = [] if explained else log_stalls_in_setup(ctx)
+        if stuck:  # running, but the program stopped in NCCL/CUDA setup: maybe hung, and nothing says why
+            return CheckResult("containers-running", Status.SKIPPED,
+                               f"{len(statuses)} container(s) running and ready, but the log ends with GPU / NCCL setup "
+                               f"lines and nothing after them: the program may hang in setup (ranks that cannot reach "
+                               f"each other: a host firewall, the wrong NCCL_SOCKET_IFNAME, a peer that never started); "
+                               f"nothing in the cluster's objects shows why: {stuck[-1]}", essential=True)
         return CheckResult("containers-running", Status.PASSED, f"{len(statuses)} container(s) running and ready")
     if pod.phase == "Succeeded":
         return CheckResult("containers-running", Status.PASSED, "the pod completed successfully")

@@ -105,6 +105,7 @@ class DevicePluginKind:
     container: str | None = None
     node_selector: str | None = None
     verified: bool = True
+    node_label: str | None = None   # "key=value" of the nodes it should serve (other_device_plugins)
 
 
 @dataclass(frozen=True)
@@ -513,6 +514,58 @@ def device_plugin_selectors() -> list[DevicePluginKind]:
     return list(_device_plugin_kinds()) + extra
 
 
+@lru_cache(maxsize=None)
+def other_device_plugins() -> tuple[DevicePluginKind, ...]:
+    """Device plugins of non-GPU resources (EFA, RDMA, SR-IOV, Neuron: device_plugins.yaml
+    other_device_plugins). Never part of ``device_plugin_selectors()``: their pods are
+    not GPU device plugins."""
+    out = []
+    for row in _plugins().get("other_device_plugins") or []:
+        try:
+            out.append(DevicePluginKind(
+                name=str(row["name"]),
+                namespaces=tuple(str(n) for n in (row.get("namespaces") or ())),
+                label_selector=str(row["label_selector"]),
+                resources=tuple(str(r) for r in (row.get("resources") or ())),
+                source=str(row["source"]),
+                vendor=str(row.get("vendor") or ""),
+                daemonset=row.get("daemonset"),
+                container=row.get("container"),
+                node_selector=row.get("node_selector"),
+                verified=bool(row.get("verified", True)),
+                node_label=row.get("node_label"),
+            ))
+        except (KeyError, TypeError) as exc:
+            raise CatalogError(f"device_plugins.yaml: other device plugin {row!r} is malformed: {exc}") from exc
+    return tuple(out)
+
+
+def serving_kinds(resource: str) -> list[DevicePluginKind]:
+    """The plugin kinds that serve ``resource``: the GPU device plugins that do, else
+    the non-GPU ones (EFA, RDMA, ...)."""
+    kinds = [k for k in device_plugin_selectors() if plugin_serves(k, resource)]
+    return kinds or [k for k in other_device_plugins() if plugin_serves(k, resource)]
+
+
+def served_resource_vendor(resource: str) -> Optional[str]:
+    """The vendor device_plugins.yaml names for a well-known resource, if any."""
+    for section in (_plugins()["gpu_resources"].get("names") or [], _plugins().get("served_resources") or []):
+        for r in section:
+            if str(r.get("name")) == resource and r.get("vendor"):
+                return str(r["vendor"])
+    return None
+
+
+@lru_cache(maxsize=None)
+def placing_scheduler(resource: str) -> Optional[str]:
+    """The scheduler whose extender places a resource no node advertises (HAMi's
+    nvidia.com/gpumem: hami-scheduler), from device_plugins.yaml ``placed_by``."""
+    for r in _plugins().get("served_resources") or []:
+        if str(r.get("name")) == resource and r.get("placed_by"):
+            return str(r["placed_by"])
+    return None
+
+
 def embedded_device_plugins() -> tuple[EmbeddedDevicePlugin, ...]:
     """Device plugins built into node images (no pod to find)."""
     return tuple(
@@ -602,6 +655,8 @@ def served_resource_names() -> tuple[str, ...]:
 
 
 def well_known_gpu_resource(resource: str) -> bool:
-    """A name a GPU vendor's device plugin serves: never a typo, whoever advertises it."""
+    """A name a GPU vendor's device plugin serves, or a vendor-fixed accelerator or network
+    resource (device_plugins.yaml served_resources: Neuron, TPU, AWS EFA): never a typo,
+    whoever advertises it."""
     return (is_gpu_resource(resource) or resource in served_resource_names()
             or any(plugin_serves(k, resource) for k in device_plugin_selectors()))

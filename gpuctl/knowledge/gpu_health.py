@@ -30,6 +30,9 @@ __all__ = [
     "xid_info",
     "xids",
     "device_plugin_ignores",
+    "application_class",
+    "controller_action",
+    "needs_no_hardware_action",
     "parse_kernel_xid",
     "pci_matches",
     "normalize_pci",
@@ -56,6 +59,7 @@ class XidInfo:
     ignored_since: Optional[str] = None   # first plugin version that ignores it by default
     verified: bool = True
     note: Optional[str] = None
+    application_class: bool = False  # an application's error: the GPU needs no hardware action (xids.yaml)
 
 
 # --------------------------------------------------------------------------- loading
@@ -81,6 +85,10 @@ class _Catalog:
         for b, spec in buckets.items():
             if spec.get("severity") not in SEVERITIES or not spec.get("action"):
                 raise XidCatalogError(f"xids.yaml: bucket {b!r} needs a severity in {SEVERITIES} and an action")
+        app = data.get("application_class") or {}
+        app_buckets = {str(b) for b in app.get("buckets") or []}
+        app_except = {int(x) for x in app.get("except") or []}
+        self.no_action = {str(a).upper() for a in data.get("controller_no_action") or []}
         self.by_xid: dict[int, XidInfo] = {}
         for i, row in enumerate(data["xids"]):
             try:
@@ -116,6 +124,8 @@ class _Catalog:
                     ignored_since=self.ignored.get(n),
                     verified=verified,
                     note=ov.get("note"),
+                    application_class=severity != "critical" and n not in app_except
+                    and (immediate in app_buckets or n in self.ignored),
                 )
             except (KeyError, TypeError, ValueError) as exc:
                 if isinstance(exc, XidCatalogError):
@@ -171,6 +181,38 @@ def device_plugin_ignores(xid: int, plugin_version: Optional[str] = None) -> boo
         return True
     oldest = _version_tuple("v0.14.0")
     return max(have, oldest) >= need if oldest else have >= need
+
+
+def application_class(n: Any) -> bool:
+    """Whether Xid ``n`` is an application's error that needs no hardware action."""
+    info = xid_info(n)
+    return bool(info and info.application_class)
+
+
+# "Recommended Action=NONE;"  /  "RecommendedAction: COMPONENT_RESET"  /  "recommended_action=NONE"
+_RECOMMENDED = re.compile(r"(?i)(?:recommended|suggested)[ _-]?actions?\s{0,3}[=:]\s{0,3}([A-Za-z_]{2,40})")
+
+
+def controller_action(text: Any) -> Optional[str]:
+    """The action a health controller recommends in a condition or event message
+    (NVSentinel's "Recommended Action=NONE"), upper case; None when it names none."""
+    if not isinstance(text, str):
+        return None
+    m = _RECOMMENDED.search(text[:4000])
+    return m.group(1).upper() if m else None
+
+
+def needs_no_hardware_action(n: Any, action: Optional[str] = None) -> bool:
+    """Whether an Xid event needs nothing done to the GPU: a health controller that
+    recommended no action (``action``, from ``controller_action``) for a non-critical
+    Xid, or, when no controller said otherwise, an application-class Xid. A hardware
+    action recommended by the controller always wins."""
+    info = xid_info(n)
+    if action:
+        if action.upper() in _catalog().no_action:
+            return info is None or info.severity != "critical"
+        return False
+    return bool(info and info.application_class)
 
 
 # --------------------------------------------------------------------------- kernel lines

@@ -8,6 +8,8 @@ upstream plugin's semantics so the fit matrix agrees with the scheduler.
 
 from __future__ import annotations
 
+import re
+
 from .objects import LabelSelector, Node, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration
 
 SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
@@ -136,3 +138,47 @@ def label_selector_matches(sel: LabelSelector | None, labels: dict[str, str]) ->
         if op == "DoesNotExist" and value is not None:
             return False
     return True
+
+
+_PUNCT = re.compile(r"[^a-z0-9]")
+
+
+def near_miss(want: str, have: str) -> str | None:
+    """How a label value (or key) that is not the wanted one nearly is, in the words an
+    expert would quote ("only by case", "only by the suffix '-SHARED'"); None when they
+    are equal or simply different. The usual slips: case (``a100`` for ``A100``),
+    ``-``/``_``/``.`` swapped, a short form of a GFD product name
+    (``NVIDIA-A100`` for ``NVIDIA-A100-SXM4-80GB``), a sharing suffix (``-SHARED``)."""
+    if want == have or not want or not have:
+        return None
+    if want.lower() == have.lower():
+        return "only by case"
+    if want.strip() == have.strip():
+        return "only by surrounding spaces"
+    if _PUNCT.sub("", want.lower()) == _PUNCT.sub("", have.lower()):
+        return "only by punctuation"
+    if min(len(want), len(have)) >= 3:
+        if have.startswith(want):
+            return f"only by the suffix '{have[len(want):]}'"
+        if want.startswith(have):
+            return f"only by the suffix '{want[len(have):]}' the node lacks"
+        if have.endswith(want):
+            return f"only by the prefix '{have[:-len(want)]}'"
+        if want.endswith(have):
+            return f"only by the prefix '{want[:-len(have)]}' the node lacks"
+    return None
+
+
+def near_label(want_key: str, want_value: str | None, labels: dict[str, str]) -> str | None:
+    """The node's label that nearly satisfies ``want_key[=want_value]``, described
+    ("has gpu-type=A100, which differs only by case"); None when none does."""
+    have = labels.get(want_key)
+    if have is not None and want_value is not None:
+        why = near_miss(want_value, have)
+        return f"has {want_key}={have}, which differs from {want_value} {why}" if why else None
+    if have is None:
+        for k, v in labels.items():
+            why = near_miss(want_key, k)
+            if why in ("only by case", "only by punctuation", "only by surrounding spaces"):
+                return f"has the label {k}={v}, whose key differs from {want_key} {why}"
+    return None

@@ -128,6 +128,10 @@ class TopologySpreadConstraint(_S):
     topologyKey: str = ""
     whenUnsatisfiable: str = ""
     labelSelector: Optional[LabelSelector] = None
+    minDomains: Optional[int] = None
+    matchLabelKeys: list[str] = field(default_factory=list)
+    nodeAffinityPolicy: Optional[str] = None   # Honor (default) | Ignore
+    nodeTaintsPolicy: Optional[str] = None     # Ignore (default) | Honor
 
 
 # ---------------------------------------------------------------- pods
@@ -297,8 +301,15 @@ class BoundPodLiteMeta(_S):
     labels: ClassVar[dict[str, str]] = {}   # not decoded: read-only, always empty
 
 
+class BoundAffinity(_S):
+    """Only what other pods are judged by: required anti-affinity (the scheduler
+    keeps a pod off a node when an existing pod's anti-affinity excludes it)."""
+    podAntiAffinity: Optional[PodAffinity] = None
+
+
 class BoundPodSpec(_S):
     nodeName: Optional[str] = None
+    affinity: Optional[BoundAffinity] = None
     containers: list[SlimContainer] = field(default_factory=list)
     initContainers: list[SlimContainer] = field(default_factory=list)
     overhead: dict[str, Quantity] = field(default_factory=dict)

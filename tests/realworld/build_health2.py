@@ -351,10 +351,6 @@ def nvsentinel_911_xid31_cordon(target_node: bool = False) -> Case:
                         "dropped it and the node stayed cordoned until someone uncordoned it by hand. Reported and "
                         "closed as an NVSentinel bug: nothing on the GPU needs repair; the cordon is what blocks work.",
              target={"node": bad} if target_node else {"pod": f"{ns}/{name}"}, k8s="v1.31",
-             known_miss=("top node-unschedulable is right and the condition now reads as Xid 31 (restart the "
-                         "application, not RMA), but gpuctl still lists that application-class Xid as an xid-error "
-                         "warning although the health controller says Recommended Action=NONE"
-                         ) if target_node else "",
              notes="The condition text is the thread's. The snapshot adds a Pending 1-GPU pod and a second H100 node "
                    "whose 8 GPUs are in use, so the cordoned node is the only one with free GPUs; the scheduler "
                    "message is written to match. NVSentinel's cordon is spec.unschedulable (no extra taint).")

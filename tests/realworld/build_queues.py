@@ -713,10 +713,6 @@ def efa_plugin_not_running() -> Case:
                         "cluster was not short of EFA devices and the resource name was correct.",
              target={"pod": "flux-operator/flux-sample-0-9x8pq"},
              must_not=["unknown-resource-name"],
-             known_miss=("gpuctl says unknown-resource-name (a typo) because no node advertises vpc.amazonaws.com/efa; "
-                        "it should see that the aws-efa-k8s-device-plugin DaemonSet pods crash-loop on the EFA-enabled "
-                        "hpc6a nodes (vpc.amazonaws.com/efa.present=true) and report the resource's device plugin as "
-                        "down, never suggest renaming a well-known vendor resource"),
              k8s="v1.23 (EKS, eksctl)")
     for i in range(64):
         n = cpu_node(f"ip-192-168-{10 + i // 32}-{10 + i % 32}.us-east-2.compute.internal", cpu="96",

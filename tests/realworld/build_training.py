@@ -439,7 +439,6 @@ def nccl_dgx_notebook_firewall() -> Case:
              target={"pod": "kubeflow-user/dgx-notebook-0"},
              must_not=["gpu-unhealthy", "xid-error", "nvidia-runtime-error", "driver-cuda-mismatch",
                        "gpu-memory-exhausted", "crash-loop"],
-             known_miss=("gpuctl says healthy (no finding) for the hung notebook: it does not read a Running container's log; NCCL output that stops after the NET/Socket lines should at least make it inconclusive (nothing in the snapshot can see a host firewall), never healthy"),
              k8s="v1.15 (on-prem, Kubeflow 1.0)")
     c.add(gpu_node("dgx-01", gpus=8, product="Tesla-V100-SXM2-16GB", kubelet="v1.15.11", driver="450.36.06",
                    cuda="11.0", cpu="80", memory="512Gi"))
