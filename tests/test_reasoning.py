@@ -124,6 +124,32 @@ def test_hami_resources_are_not_a_node_resource_for_hami_scheduler(cli, tmp_path
                 "insufficient-resource"} & set(_codes(doc)), _codes(doc)
 
 
+def test_a_cluster_of_cpu_only_instances_has_no_gpu_to_give(cli, tmp_path):
+    msg = "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    nodes = [cpu_node(f"n{i}", labels={"node.kubernetes.io/instance-type": "m5.xlarge"}) for i in (1, 2)]
+    p = pod("p", "ml", gpus=1, conditions=[unschedulable(msg)])
+    doc = _diagnose(cli, tmp_path, *nodes, p, event("Pod", "p", "ml", "FailedScheduling", msg))
+    assert _codes(doc)[0] == "insufficient-gpu", _codes(doc)
+    assert doc["findings"][0]["summary"].startswith("No node in the cluster has a GPU: its 2 nodes are CPU-only")
+    assert "device-plugin-not-running" not in _codes(doc)
+    # an unknown instance type (bare metal, a GPU family) may have GPUs: the plugin is the question then
+    metal = [cpu_node("n1", labels={"node.kubernetes.io/instance-type": "g5.xlarge"})]
+    doc = _diagnose(cli, tmp_path / "g5", *metal, p, event("Pod", "p", "ml", "FailedScheduling", msg))
+    assert _codes(doc)[0] == "device-plugin-not-running", _codes(doc)
+
+
+def test_out_of_memory_on_a_gpu_with_uncorrectable_ecc_is_hardware_first(cli, tmp_path):
+    p = pod("p", "ml", gpus=1, phase="Running", node="gpu-1", statuses=CRASHING)
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n"
+    dcgm = ('DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu="0",UUID="GPU-aaaa",Hostname="gpu-1",pod="p",namespace="ml"} 4\n')
+    doc = _diagnose(cli, tmp_path, gpu_node("gpu-1"), p, logs=[("ml", "p", "main", oom, True)], metrics={"gpu-1": dcgm})
+    assert _codes(doc)[0] == "ecc-uncorrectable", _codes(doc)
+    oom_finding = next(f for f in doc["findings"] if f["code"] == "gpu-memory-exhausted")
+    assert oom_finding["symptomOf"] == "ecc-uncorrectable"
+    clean = _diagnose(cli, tmp_path / "clean", gpu_node("gpu-1"), p, logs=[("ml", "p", "main", oom, True)])
+    assert _codes(clean)[0] == "gpu-memory-exhausted", _codes(clean)
+
+
 def test_a_kai_pod_in_a_top_level_queue(cli, tmp_path):
     queue = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "qa"}, "spec": {}}
     leaf = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "team"}, "spec": {"parentQueue": "qa"}}

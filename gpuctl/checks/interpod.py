@@ -146,31 +146,39 @@ class InterPod:
         return [(t, self._matching(t)) for t in self.anti_terms]
 
     @cached_property
-    def _placed_with_anti(self) -> list[tuple[str, object, PodAffinityTerm]]:
-        """(node, pod, term) for every required anti-affinity term of the placed pods."""
-        out = self.memo.get("pods-with-anti-affinity")
+    def _placed_anti_groups(self) -> list[tuple[PodAffinityTerm, str, dict[tuple[str, str], str]]]:
+        """The required anti-affinity terms of the placed pods, grouped by term and
+        namespace (the replicas of a workload share one): (term, the namespace of the
+        pods that carry it, (topologyKey, value) -> the first such pod there). Built
+        once per snapshot; each pod then matches every distinct term once."""
+        import msgspec
+
+        out = self.memo.get("placed-anti-affinity")
         if out is None:
-            out = []
+            groups: dict[tuple, tuple[PodAffinityTerm, str, dict[tuple[str, str], str]]] = {}
             for node_name, pods in self.pods_by_node.items():
                 for p in pods:
                     aff = p.spec.affinity
                     anti = aff.podAntiAffinity if aff is not None else None
                     for t in anti.requiredDuringSchedulingIgnoredDuringExecution if anti is not None else ():
-                        out.append((node_name, p, t))
-            self.memo["pods-with-anti-affinity"] = out
+                        value = self._domain(node_name, t.topologyKey)
+                        if value is None:
+                            continue
+                        ns = p.metadata.namespace or "default"
+                        g = groups.setdefault((msgspec.json.encode(t), ns), (t, ns, {}))
+                        g[2].setdefault((t.topologyKey, value), p.key)
+            out = list(groups.values())
+            self.memo["placed-anti-affinity"] = out
         return out
 
     @cached_property
     def excluded_by_placed(self) -> dict[tuple[str, str], str]:
         """(topologyKey, value) -> the placed pod whose anti-affinity excludes this pod there."""
         out: dict[tuple[str, str], str] = {}
-        for node_name, p, t in self._placed_with_anti:
-            if not (namespace_matches(t, p.metadata.namespace or "default", self.ns)
-                    and label_selector_matches(t.labelSelector, self.labels)):
-                continue
-            value = self._domain(node_name, t.topologyKey)
-            if value is not None:
-                out.setdefault((t.topologyKey, value), p.key)
+        for t, ns, domains in self._placed_anti_groups:
+            if namespace_matches(t, ns, self.ns) and label_selector_matches(t.labelSelector, self.labels):
+                for pair, key in domains.items():
+                    out.setdefault(pair, key)
         return out
 
     def _spread_selector(self, c: TopologySpreadConstraint) -> LabelSelector:

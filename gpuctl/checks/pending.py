@@ -491,7 +491,13 @@ def _unadvertised(s: _FitRun) -> Iterable[Finding]:
             continue  # explained below as device-plugin-not-running / nvml-init-failed
         if well_known(r):
             sv = serving(ctx, r)
-            if not scaled_to_zero(ctx, sv):   # else the autoscaler check explains the missing GPU nodes
+            if scaled_to_zero(ctx, sv):
+                continue   # the autoscaler check explains the missing GPU nodes
+            cpu_only = _cpu_only_cluster(ctx, sv) if r in ctx.gpu_requests else []
+            if cpu_only:
+                emitted.add("insufficient-gpu")
+                yield _no_gpu_node(s, r, cpu_only)
+            else:
                 yield _not_served(s, r, sv)
             continue
         emitted.add("unknown-resource-name")
@@ -506,6 +512,40 @@ def _unadvertised(s: _FitRun) -> Iterable[Finding]:
             root_cause=True, unblocks=len(ctx.advertised.get(close, [])) if close else 0,
             disruption=DISRUPTION["unknown-resource-name"],
             fixes=_resource_name_fixes(ctx, r, close))
+
+
+def _cpu_only_cluster(ctx: PodContext, sv) -> list[tuple[str, str]]:
+    """(node, instance type) for every node when none can have a GPU: no GPU label,
+    no device-plugin pod or DaemonSet, and each node's instance type is CPU-only by its
+    cloud's naming (skus.yaml cpu_only_instance_types). Empty otherwise."""
+    if sv.pods or sv.daemonsets or not ctx.snap.nodes:
+        return []
+    out = []
+    for n in ctx.nodes:
+        it = catalog.cpu_only_instance_type(n.metadata.labels)
+        if it is None or ctx.gpu_evidence(n) is not None:
+            return []
+        out.append((n.metadata.name, it))
+    return out
+
+
+def _no_gpu_node(s: _FitRun, r: str, nodes: list[tuple[str, str]]) -> Finding:
+    """The cluster has no GPU node at all: no plugin could advertise one."""
+    ctx = s.ctx
+    types = sorted({it for _, it in nodes})
+    return Finding(
+        "insufficient-gpu",
+        "No node in the cluster has a GPU: "
+        + (f"its only node is a CPU-only {types[0]}" if len(nodes) == 1
+           else f"its {len(nodes)} nodes are CPU-only instance types ({', '.join(types[:3])})")
+        + f"; the pod needs {_requested_text(ctx, r)}",
+        evidence=[f"node/{n}: instance type {it}, no GPU label" for n, it in nodes[:MAX_EVIDENCE_NODES]]
+        + ["no device-plugin pod or DaemonSet: nothing to deploy it on"] + s.ev.get("insufficient-gpu", []),
+        nodes=[n for n, _ in nodes][:20], root_cause=True, unblocks=0, disruption=DISRUPTION.get("insufficient-gpu", 4),
+        fixes=[Fix("Add GPU nodes (a node group or NodePool of a GPU instance type, with the cloud's GPU image "
+                   "or the GPU Operator), then the device plugin advertises their GPUs",
+                   ["kubectl get nodes -L node.kubernetes.io/instance-type"],
+                   needs_judgement="which GPU instance type fits the workload is your call")])
 
 
 def _other_scheduler(s: _FitRun, placer: str) -> Finding:

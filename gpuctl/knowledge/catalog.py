@@ -361,6 +361,25 @@ def instance_type_info(instance_type: str) -> InstanceType | None:
     return _catalog().instance_types.get(instance_type.strip().lower())
 
 
+@lru_cache(maxsize=1)
+def _cpu_only_rules() -> tuple[tuple[re.Pattern[str], str, str], ...]:
+    data = _load_yaml("skus.yaml") or {}
+    return tuple((re.compile(r["pattern"]), str(r.get("cloud", "")), str(r["source"]))
+                 for r in data.get("cpu_only_instance_types") or [])
+
+
+INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+
+
+def cpu_only_instance_type(labels: dict[str, str]) -> Optional[str]:
+    """The node's instance type when its cloud's naming says it has no NVIDIA GPU
+    (m5.xlarge on AWS, Standard_D4s_v3 on Azure); None when it may have one or is unknown."""
+    it = next((labels[k] for k in INSTANCE_TYPE_LABELS if labels.get(k)), None)
+    if not it or instance_type_info(it) is not None:
+        return None
+    return it if any(rx.match(it) for rx, _, _ in _cpu_only_rules()) else None
+
+
 def match_instance_type(instance_type: str) -> tuple[Sku, int] | None:
     """(SKU, whole GPUs) for a known GPU instance type; None when unknown or fractional."""
     it = instance_type_info(instance_type)
