@@ -12,7 +12,7 @@ from typing import Iterable, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (NOW, Case, container, event, gpu_node, pod, running, taint, unschedulable, waiting)  # noqa: E402
+from kit import (NOW, Case, container, event, gpu_node, pod, running, taint, unschedulable, waiting, bound)  # noqa: E402
 T_START = "2026-11-19T09:00:00Z"
 
 # ------------------------------------------------------------------ local helpers
@@ -46,16 +46,6 @@ def daemon_pod(name: str, namespace: str, node: str, ds: str, labels: dict, ctr:
     return pod(name, namespace, phase=phase, node=node, containers=[c], init_containers=inits or None, labels=labels,
                owner=("DaemonSet", ds), statuses=statuses, init_statuses=init_statuses,
                tolerations=[{"operator": "Exists"}])
-
-
-def bound(name: str, namespace: str, node: str, gpus: int = 0, requests: Optional[dict] = None,
-          owner: Optional[tuple[str, str]] = None, labels: Optional[dict] = None,
-          image: str = "nvcr.io/nvidia/pytorch:24.05-py3") -> dict:
-    """A running pod bound to ``node`` that holds what it requests."""
-    cs = [container(image=image, gpus=gpus, requests=requests, limits=dict(requests) if requests else None)]
-    p = pod(name, namespace, phase="Running", node=node, containers=cs, owner=owner, labels=labels)
-    p["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]
-    return p
 
 
 def pending(case: Case, p: dict, message: str, count: int = 1, source: str = "default-scheduler") -> dict:

@@ -16,32 +16,11 @@ from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (Case, container, cpu_node, device_plugin_pod, event, gpu_node, pod,  # noqa: E402
-                 taint, unschedulable)
+from kit import (Case, container, cpu_node, device_plugin_pod, gpu_node, pod,  # noqa: E402
+                 taint, bound, scheduler_said)
 
 
 # ------------------------------------------------------------------ local helpers
-
-
-def bound(name: str, namespace: str, node: str, gpus: int = 0, requests: Optional[dict] = None,
-          owner: Optional[tuple[str, str]] = None, labels: Optional[dict] = None,
-          image: str = "nvcr.io/nvidia/pytorch:24.05-py3", created: str = "2026-11-19T09:00:00Z",
-          containers: Optional[list] = None, affinity: Optional[dict] = None,
-          tolerations: Optional[list] = None, resource: str = "nvidia.com/gpu") -> dict:
-    """A running pod bound to ``node`` that holds what it requests."""
-    cs = containers or [container(image=image, gpus=gpus, resource=resource, requests=requests,
-                                  limits=dict(requests) if requests else None)]
-    p = pod(name, namespace, phase="Running", node=node, containers=cs, owner=owner, labels=labels,
-            created=created, affinity=affinity, tolerations=tolerations)
-    p["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]
-    return p
-
-
-def scheduler_said(c: Case, p: dict, message: str, count: int = 1, source: str = "default-scheduler") -> None:
-    """The FailedScheduling event and the PodScheduled=False condition with the same message."""
-    md = p["metadata"]
-    c.add(event("Pod", md["name"], md["namespace"], "FailedScheduling", message, count=count, source=source))
-    p["status"]["conditions"] = [unschedulable(message)]
 
 
 def daemon_pod(name: str, namespace: str, node: str, ds: str, image: str, requests: Optional[dict] = None,

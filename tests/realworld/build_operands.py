@@ -10,18 +10,12 @@ from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (backoff, Case, container, cpu_node, event, gpu_node, pod, running, unschedulable, waiting)  # noqa: E402
+from kit import (backoff, Case, container, cpu_node, event, gpu_node, pod, running, unschedulable, waiting, runtime_class, node_info)  # noqa: E402
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 VALIDATOR = "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v1.7.1"
 
 
 # ------------------------------------------------------------------ helpers (local to this script)
-
-
-def node_info(n: dict, kubelet: str, runtime: str, os_image: str, kernel: str) -> dict:
-    n["status"]["nodeInfo"].update({"kubeletVersion": kubelet, "containerRuntimeVersion": runtime,
-                                    "osImage": os_image, "kernelVersion": kernel})
-    return n
 
 
 def operator_labels(n: dict, **deploy: str) -> dict:
@@ -77,12 +71,6 @@ def waiting_on_driver(kind: str, name: str, namespace: str, node: str, app: str,
     return operand(name, namespace, node, app, [container(ctr, image=image)], [pod_initializing(ctr, image)],
                    init_containers=[container(init, image=validator)],
                    init_statuses=[init_running(init, validator)], runtime_class_name=runtime_class_name)
-
-
-def runtime_class(name: str, handler: Optional[str] = None) -> dict[str, Any]:
-    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
-            "metadata": {"name": name, "creationTimestamp": "2026-11-19T09:00:00Z", "uid": f"uid-cluster-{name}"},
-            "handler": handler or name}
 
 
 def flat(s: str) -> str:

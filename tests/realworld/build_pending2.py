@@ -6,32 +6,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (Case, container, cpu_node, device_plugin_pod, event, gpu_node, pod,  # noqa: E402
-                 unschedulable)
+from kit import (Case, container, cpu_node, device_plugin_pod, gpu_node, pod,  # noqa: E402
+                 bound, scheduler_said)
 
 
 # ------------------------------------------------------------------ local helpers
-
-
-def bound(name: str, namespace: str, node: str, gpus: int = 0, requests: Optional[dict] = None,
-          owner: Optional[tuple[str, str]] = None, labels: Optional[dict] = None,
-          image: str = "nvcr.io/nvidia/pytorch:24.05-py3", created: str = "2026-11-19T09:00:00Z") -> dict:
-    """A running pod bound to ``node`` that holds what it requests (GPUs and CPU/memory)."""
-    cs = [container(image=image, gpus=gpus, requests=requests, limits=dict(requests) if requests else None)]
-    p = pod(name, namespace, phase="Running", node=node, containers=cs, owner=owner, labels=labels, created=created)
-    p["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]
-    return p
-
-
-def scheduler_said(c: Case, p: dict, message: str, count: int = 1) -> None:
-    """The FailedScheduling event and the PodScheduled=False condition with the same message."""
-    md = p["metadata"]
-    c.add(event("Pod", md["name"], md["namespace"], "FailedScheduling", message, count=count))
-    p["status"]["conditions"] = [unschedulable(message)]
 
 
 def cordoned(node: dict) -> dict:

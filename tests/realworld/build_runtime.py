@@ -18,7 +18,7 @@ from typing import Any, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kit import (backoff, kubelet_event,   # noqa: E402
-    NOW, Case, _meta, container, cpu_node, event, gpu_node, pod, running, taint, terminated, waiting,
+    NOW, Case, _meta, container, cpu_node, event, gpu_node, pod, running, taint, terminated, waiting, runtime_class, node_info,
 )
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -45,18 +45,6 @@ class RuntimeCase(Case):
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(json.dumps(data, indent=1))
         return d
-
-
-def runtime_class(name: str, handler: Optional[str] = None) -> dict[str, Any]:
-    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": _meta(name),
-            "handler": handler or name}
-
-
-def node_info(n: dict, kubelet: str, runtime: str, os_image: str, kernel: str) -> dict:
-    """Set what ``kubectl get node -o wide`` shows of the node's software."""
-    n["status"]["nodeInfo"].update({"kubeletVersion": kubelet, "containerRuntimeVersion": runtime,
-                                    "osImage": os_image, "kernelVersion": kernel})
-    return n
 
 
 def with_spec(p: dict, **spec: Any) -> dict:

@@ -7,13 +7,14 @@ was really something else (or really a shortage). Run
 from __future__ import annotations
 
 import sys
+import zlib
 from pathlib import Path
 from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kit import (NOW, Case, container, cpu_node, device_plugin_pod, event, gpu_node, pod, taint,  # noqa: E402
-                 unschedulable, waiting)
+                 unschedulable, waiting, bound)
 
 # ------------------------------------------------------------------ local helpers
 
@@ -71,26 +72,13 @@ def zonal_pv(name: str, zone: str, claim_ns: str, claim: str, storage_class_name
                      "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
                          {"key": zone_key, "operator": "In", "values": [zone]}]}]}},
                      **({"gcePersistentDisk": {"pdName": name, "fsType": "ext4"}} if "gce" in driver else
-                        {"awsElasticBlockStore": {"volumeID": f"aws://{zone}/vol-{abs(hash(name)) % 10**8:08d}",
+                        {"awsElasticBlockStore": {"volumeID": f"aws://{zone}/vol-{zlib.crc32(name.encode()) % 10**8:08d}",
                                                   "fsType": "ext4"}})},
             "status": {"phase": "Bound"}}
 
 
 def pvc_volume(volume_name: str, claim: str) -> dict:
     return {"name": volume_name, "persistentVolumeClaim": {"claimName": claim}}
-
-
-def bound(name: str, namespace: str, node: str, gpus: int = 0, requests: Optional[dict] = None,
-          owner: Optional[tuple[str, str]] = None, labels: Optional[dict] = None, statuses: Optional[list] = None,
-          containers: Optional[list] = None, image: str = "nvcr.io/nvidia/pytorch:24.05-py3",
-          phase: str = "Running") -> dict:
-    """A pod bound to ``node`` that holds what it requests."""
-    cs = containers or [container(image=image, gpus=gpus, requests=requests,
-                                  limits=dict(requests) if requests else None)]
-    p = pod(name, namespace, phase=phase, node=node, containers=cs, owner=owner, labels=labels, statuses=statuses)
-    if phase == "Running" and statuses is None:
-        p["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]
-    return p
 
 
 def scheduler_said(c: Case, kind_ns_name: tuple[str, str], message: str, count: int = 1,

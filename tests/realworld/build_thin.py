@@ -12,22 +12,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (Case, _meta, container, cpu_node, crashloop, device_plugin_pod, event,  # noqa: E402
-                 gpu_node, obj, pod, unschedulable, backoff_event)
+from kit import (Case, container, cpu_node, crashloop, device_plugin_pod, event,  # noqa: E402
+                 gpu_node, obj, pod, backoff_event, scheduler_said, runtime_class, node_info)
 
 
 # ------------------------------------------------------------------ local helpers
-
-
-def scheduler_said(c: Case, p: dict, message: str, count: int = 1) -> None:
-    """The FailedScheduling event and the PodScheduled=False condition with the same message."""
-    md = p["metadata"]
-    c.add(event("Pod", md["name"], md["namespace"], "FailedScheduling", message, count=count))
-    p["status"]["conditions"] = [unschedulable(message)]
 
 
 def controller_event(kind: str, name: str, namespace: str, reason: str, message: str, api: str,
@@ -36,17 +28,6 @@ def controller_event(kind: str, name: str, namespace: str, reason: str, message:
     e = event(kind, name, namespace, reason, message, count=count, source=source)
     e["involvedObject"]["apiVersion"] = api
     return e
-
-
-def runtime_class(name: str, handler: Optional[str] = None) -> dict[str, Any]:
-    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": _meta(name),
-            "handler": handler or name}
-
-
-def node_info(n: dict, kubelet: str, runtime: str, os_image: str, kernel: str) -> dict:
-    n["status"]["nodeInfo"].update({"kubeletVersion": kubelet, "containerRuntimeVersion": runtime,
-                                    "osImage": os_image, "kernelVersion": kernel})
-    return n
 
 
 # ------------------------------------------------------------------ GPU fragmentation

@@ -349,3 +349,42 @@ def kernel_event(node: str, reason: str, message: str, count: int = 1) -> dict:
 def kubelet_event(kind: str, name: str, namespace: str, reason: str, message: str, count: int = 1,
                   type_: str = "Warning") -> dict[str, Any]:
     return event(kind, name, namespace, reason, message, type_=type_, count=count, source="kubelet")
+
+
+# ------------------------------------------------------------------ helpers the build scripts share
+
+
+def bound(name: str, namespace: str, node: str, gpus: int = 0, requests: Optional[dict] = None,
+          owner: Optional[tuple[str, str]] = None, labels: Optional[dict] = None,
+          image: str = "nvcr.io/nvidia/pytorch:24.05-py3", created: str = _T0,
+          containers: Optional[list] = None, affinity: Optional[dict] = None,
+          tolerations: Optional[list] = None, resource: str = "nvidia.com/gpu",
+          statuses: Optional[list] = None, phase: str = "Running") -> dict:
+    """A pod bound to ``node`` that holds what it requests (GPUs and CPU/memory); Running
+    and Ready unless ``phase`` or ``statuses`` say otherwise."""
+    cs = containers or [container(image=image, gpus=gpus, resource=resource, requests=requests,
+                                  limits=dict(requests) if requests else None)]
+    p = pod(name, namespace, phase=phase, node=node, containers=cs, owner=owner, labels=labels,
+            created=created, affinity=affinity, tolerations=tolerations, statuses=statuses)
+    if phase == "Running" and statuses is None:
+        p["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]
+    return p
+
+
+def scheduler_said(c: Case, p: dict, message: str, count: int = 1, source: str = "default-scheduler") -> None:
+    """The FailedScheduling event and the PodScheduled=False condition with the same message."""
+    md = p["metadata"]
+    c.add(event("Pod", md["name"], md["namespace"], "FailedScheduling", message, count=count, source=source))
+    p["status"]["conditions"] = [unschedulable(message)]
+
+
+def runtime_class(name: str, handler: Optional[str] = None) -> dict[str, Any]:
+    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": _meta(name),
+            "handler": handler or name}
+
+
+def node_info(n: dict, kubelet: str, runtime: str, os_image: str, kernel: str) -> dict:
+    """Set what ``kubectl get node -o wide`` shows of the node's software."""
+    n["status"]["nodeInfo"].update({"kubeletVersion": kubelet, "containerRuntimeVersion": runtime,
+                                    "osImage": os_image, "kernelVersion": kernel})
+    return n
