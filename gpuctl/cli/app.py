@@ -34,6 +34,7 @@ _USAGE_ERROR = getattr(click_exc, "UsageError", _Never)
 from .. import __version__
 from . import diagnose, label_nodes, nodes, runbook, snapshot
 from . import node_probe
+from . import serve as serve_cmd
 
 app = typer.Typer(
     name="gpuctl",
@@ -53,6 +54,7 @@ app.add_typer(snapshot.app, name="snapshot")
 app.add_typer(node_probe.app, name="node")
 app.command("runbook")(runbook.runbook)
 app.command("label-nodes")(label_nodes.label_nodes)
+app.command("serve")(serve_cmd.serve)
 
 
 def _version(value: bool) -> None:

@@ -192,8 +192,6 @@ class KubeAPI:
 
     def _request(self, method: str, path: str, params: list[tuple[str, Any]],
                  body: Optional[dict[str, Any]] = None) -> bytes:
-        from urllib3.exceptions import HTTPError, MaxRetryError, NewConnectionError, ProtocolError, ReadTimeoutError
-
         _refuse_unsafe_path(path)
         if self.down is not None:
             raise ApiFailure(None, self.down.reason, f"not tried: an earlier request got {self.down.message}",
@@ -322,6 +320,58 @@ class KubeAPI:
                 gc.freeze()
                 gc.enable()
 
+    def list_versioned(self, path: str, kind: str, query: Optional[dict[str, Any]] = None,
+                       malformed: Optional[list[str]] = None) -> tuple[list[Any], str]:
+        """Like ``list``, with the list's resourceVersion: where a watch starts."""
+        for restart in range(MAX_LIST_RESTARTS + 1):
+            version: list[str] = [""]
+            try:
+                return list(self._pages(path, kind, query or {}, malformed, version)), version[0]
+            except ApiFailure as e:
+                if e.reason == "gone" and restart < MAX_LIST_RESTARTS:
+                    continue
+                raise
+        raise ApiFailure(410, "gone", "list kept expiring")
+
+    def watch(self, path: str, query: dict[str, Any], resource_version: str, timeout_seconds: int) -> Iterator[bytes]:
+        """The events of one watch (``watch=true`` from ``resource_version``, with
+        bookmarks), one JSON line each, until the server ends it after
+        ``timeout_seconds``. Not retried: the caller (a watch cache) re-opens or
+        re-lists. A silent connection ends after ``timeout_seconds`` plus the
+        request timeout."""
+        from urllib3.exceptions import HTTPError
+
+        _refuse_unsafe_path(path)
+        params = [(k, v) for k, v in query.items() if v not in (None, "")] + [
+            ("watch", "true"), ("allowWatchBookmarks", "true"), ("resourceVersion", resource_version),
+            ("timeoutSeconds", str(timeout_seconds))]
+        self.log.count += 1
+        try:
+            resp = _transport_open(self.api_client, path, params, (min(5.0, self.timeout), timeout_seconds + self.timeout))
+            buf = b""
+            for chunk in resp.stream(64 * 1024, decode_content=True):
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if line.strip():
+                        yield line
+            if buf.strip():
+                yield buf
+        except _HTTPStatus as e:
+            raise _failure(e.status, e, path) from None
+        except (HTTPError, OSError) as e:
+            tls = _tls_failure(e)
+            raise (tls or ApiFailure(None, "unreachable", _short(e))) from None
+
+    def fork(self) -> "KubeAPI":
+        """A client sharing this one's connection pool and credentials, with its own
+        request log and deadline budget (a long-running watch cache gives each
+        informer one, so one resource's outage does not mark the server down for all)."""
+        other = object.__new__(KubeAPI)
+        other.__dict__.update(self.__dict__)
+        other.log, other.down, other.lost = RequestLog(), None, 0.0
+        return other
+
     def pages(self, path: str, query: Optional[dict[str, Any]], decode: Any,
               max_items: Optional[int] = None, key: Any = record_key) -> Iterator[list[Any]]:
         """The items of each page of a paged list (``limit`` + ``continue``), as
@@ -339,12 +389,15 @@ class KubeAPI:
             if not token:
                 return
 
-    def _pages(self, path: str, kind: str, query: dict[str, Any], malformed: Optional[list[str]]) -> Iterator[Any]:
+    def _pages(self, path: str, kind: str, query: dict[str, Any], malformed: Optional[list[str]],
+               version: Optional[list[str]] = None) -> Iterator[Any]:
         typed = _typed_page_decoder(kind)
 
         def decode(data: bytes) -> tuple[list[Any], str]:
             try:
                 page = O.decode_lenient(typed, data)
+                if version is not None:
+                    version[:] = [page.metadata.resourceVersion]
                 return page.items, page.metadata.continue_
             except msgspec.ValidationError:
                 pass
@@ -355,6 +408,8 @@ class KubeAPI:
                 raw = O.decode_lenient(_page_dec, data)
             except (msgspec.DecodeError, msgspec.ValidationError) as e:
                 raise ApiFailure(200, "error", f"invalid JSON from {path}: {e}") from None
+            if version is not None:
+                version[:] = [raw.metadata.resourceVersion]
             items = []
             for r in raw.items or []:
                 rec, problems = O.decode_salvaging(kind, r, source=path)
@@ -409,6 +464,27 @@ def _transport_get(api_client: Any, path: str, params: list[tuple[str, Any]], ti
     except ApiException as e:
         raise status_error(e.status or 0, e.body, e.headers) from None
     return _read_body(resp, deadline)
+
+
+def _transport_open(api_client: Any, path: str, params: list[tuple[str, Any]], timeout: tuple[float, float]) -> Any:
+    """A GET whose body is left unread (a watch stream): the urllib3 response, after
+    the status check, through the official client's transport (both generations)."""
+    from kubernetes.client.exceptions import ApiException
+
+    if hasattr(api_client, "param_serialize"):
+        method, url, headers, _body, _post = api_client.param_serialize(
+            "GET", path, query_params=params, header_params=dict(_HEADERS), auth_settings=["BearerToken"])
+        resp = api_client.call_api(method, url, header_params=headers, _request_timeout=timeout)
+        raw = getattr(resp, "response", resp)
+        if not 200 <= resp.status <= 299:
+            raise _HTTPStatus(resp.status, raw.read(), resp.headers)
+        return raw
+    try:
+        return api_client.call_api(path, "GET", query_params=params, header_params=dict(_HEADERS),
+                                   auth_settings=["BearerToken"], _preload_content=False,
+                                   _return_http_data_only=True, _request_timeout=timeout)
+    except ApiException as e:
+        raise _HTTPStatus(e.status or 0, e.body, e.headers) from None
 
 
 class _BodyDeadline(Exception):

@@ -174,7 +174,7 @@ class LiveCollector:
         kind = "Pod" if full else "BoundPod" if labels else "BoundPodLite"
 
         def fetch() -> list[Any]:
-            if len(node_names) <= PER_NODE_POD_QUERIES:
+            if len(node_names) <= PER_NODE_POD_QUERIES and not getattr(self.api, "prefers_bulk", False):
                 out: list[Any] = []
                 for n in node_names:
                     out += self.api.list("/api/v1/pods", kind, {"fieldSelector": f"spec.nodeName={n},{NON_TERMINATED}"},
@@ -202,7 +202,7 @@ class LiveCollector:
         found: list[Pod] = []
         failure: Optional[ApiFailure] = None
         wanted_nodes = [n.metadata.name for n in gpu_nodes]
-        if len(wanted_nodes) <= PER_NODE_POD_QUERIES:
+        if len(wanted_nodes) <= PER_NODE_POD_QUERIES and not getattr(self.api, "prefers_bulk", False):
             for n in wanted_nodes:
                 try:
                     found += [p for p in self.api.list("/api/v1/pods", "Pod", {"fieldSelector": f"spec.nodeName={n}"})
