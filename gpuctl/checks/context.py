@@ -242,7 +242,12 @@ class PodContext:
 
     @cached_property
     def device_plugins(self) -> DevicePluginState:
-        return device_plugin_state(self.snap, [n for n in self.nodes if self.gpu_evidence(n) is not None])
+        """The device-plugin pods of the GPU nodes: the same for every pod of the snapshot (shared)."""
+        state = self.memo.get("device-plugin-state")
+        if state is None:
+            state = self.memo["device-plugin-state"] = device_plugin_state(
+                self.snap, [n for n in self.nodes if self.gpu_evidence(n) is not None])
+        return state
 
     @cached_property
     def _evidence(self) -> dict[str, Optional[catalog.GpuEvidence]]:

@@ -240,7 +240,9 @@ class InterPod:
         enc = msgspec.json.encode
         spread = tuple((enc(c), enc(sel), label_selector_matches(sel, self.labels))
                        for c, sel in ((c, self._spread_selector(c)) for c in self.spread))
-        return (self.ns, tuple(sorted(self.excluded_by_placed.items())), spread)
+        # the namespace matters only to the spread's counts (the pod's own terms make the
+        # fit unshared; the placed pods' terms are already matched in excluded_by_placed)
+        return (self.ns if spread else "", tuple(sorted(self.excluded_by_placed.items())), spread)
 
     # ------------------------------------------------------------ per node
     def reasons(self, node: Node) -> Iterable[str]:
