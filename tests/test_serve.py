@@ -167,3 +167,36 @@ def test_bad_listen_addresses_are_refused(bad):
 def test_bad_listen_is_one_line_and_the_usage_exit_code(cli):
     r = cli("serve", "--listen", "nowhere")
     assert r.code == 2 and "--listen" in r.err and "Traceback" not in r.err
+
+
+def test_pending_watch_shows_the_report_and_stops_cleanly(demo):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    _, kubeconfig = demo
+    env = dict(os.environ, NO_COLOR="1", PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "gpuctl", "diagnose", "pending", "-A", "--watch", "-o", "json",
+                             "--kubeconfig", kubeconfig, "--context", "incident"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        lines = []
+        while True:
+            line = proc.stdout.readline()
+            assert line, f"exited early: {proc.stderr.read()[-2000:]}"
+            lines.append(line)
+            if line.rstrip() == "}":
+                break
+        doc = json.loads("".join(lines))
+        assert doc["schema"] == "gpuctl/pending/v1" and doc["pods"] > 0
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_pending_watch_needs_a_cluster(cli):
+    r = cli("diagnose", "pending", "-A", "--watch", "--snapshot", "demo")
+    assert r.code == 2 and "--watch needs a cluster" in r.err

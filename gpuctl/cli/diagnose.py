@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from typing import Optional
 
 import typer
@@ -92,6 +94,7 @@ def pending(
     namespace: NamespaceOpt = None,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace of the cluster.")] = False,
     output: PendingOutputOpt = ReportOutput.table,
+    watch: Annotated[bool, typer.Option("--watch", "-w", help="Keep watching (a watch cache, as gpuctl serve keeps): show the report again whenever it changes, until Ctrl-C. Live only.")] = False,
 ) -> int:
     """Every Pending GPU pod of the namespace (-A: the cluster), grouped by cause, biggest group first."""
     from ..reports.pending import pending_report
@@ -99,11 +102,46 @@ def pending(
 
     src = Source(opts)
     ns = src.namespace(all_namespaces)
+    if watch:
+        return _watch_pending(opts, src, ns)
     snap = src.snapshot("collect_cluster", spinner=True, namespace=ns, for_pending=True)
     doc, code = pending_report(snap, ns)
     emit(opts, doc, lambda console, wide: R.render_pending(doc, console, wide=wide),
          markdown=lambda: R.pending_markdown(doc), csv=_no_csv)
     return code
+
+
+def _watch_pending(opts: Common, src: Source, ns) -> int:
+    """The pending report, again whenever it changes: one document per change for -o json
+    and yaml, the table under a time stamp otherwise. Ctrl-C ends it (exit 0)."""
+    import signal
+    import threading
+    import time as _time
+
+    from ..errors import UsageError
+    from ..render import capacity as R
+    from ..serve.server import watch_pending
+
+    if src.offline:
+        raise UsageError("--watch needs a cluster: a snapshot does not change", "drop --snapshot, or drop --watch")
+    if opts.output.value == "csv":
+        _no_csv()
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) if threading.current_thread() is threading.main_thread() else None
+
+    def show(doc) -> None:
+        if opts.output.value not in ("json", "yaml", "markdown"):
+            opts.console().print(f"── {_time.strftime('%H:%M:%S')} ──", highlight=False)
+        emit(opts, doc, lambda console, wide: R.render_pending(doc, console, wide=wide),
+             markdown=lambda: R.pending_markdown(doc), csv=_no_csv)
+        sys.stdout.flush()
+
+    try:
+        watch_pending(src.api, ns, 2.0, show, stop)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return 0
 
 
 def _no_csv() -> None:

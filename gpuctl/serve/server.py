@@ -80,6 +80,30 @@ class Service:
         return self.state is not None and self.cache.synced()
 
 
+def watch_pending(api: Any, namespace: Optional[str], interval: float, show: Any, stop: threading.Event) -> None:
+    """`diagnose pending --watch`: the pending report from the watch cache, shown by
+    ``show(doc)`` after the first sync and then whenever it changed (at most every
+    ``interval`` seconds), until ``stop`` is set."""
+    from ..reports.pending import pending_report
+
+    changed = threading.Event()
+    cache = CachedAPI(api, on_change=changed.set)
+    last = None
+    try:
+        while not stop.is_set():
+            changed.clear()
+            doc, _ = pending_report(collect_cluster(cache, namespace=namespace, for_pending=True), namespace)
+            key = json.dumps(doc, sort_keys=True, default=str)
+            if key != last:
+                show(doc)
+                last = key
+            deadline = time.monotonic() + interval
+            while not stop.is_set() and (time.monotonic() < deadline or not changed.is_set()):
+                stop.wait(0.2)
+    finally:
+        cache.stop()
+
+
 def _json(status: int, doc: Any) -> tuple[int, str, bytes]:
     """The document as the command's -o json writes it (camelCase keys, cluster text cleaned)."""
     from ..render.data import clean_data, with_camel_keys
