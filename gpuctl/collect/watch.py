@@ -78,6 +78,7 @@ class InformerStats:
     last_event: float = 0.0          # monotonic time of the last event or bookmark (or list)
     errors: dict[str, int] = field(default_factory=dict)   # HTTP status ("0": network) -> count
     gap: Optional[ApiFailure] = None  # the last list failure, while the informer has no data
+    absent: bool = False              # the cluster does not serve the resource (404): not a fault
 
 
 def _key(rec: Any) -> tuple[str, str]:
@@ -128,6 +129,8 @@ class Informer:
         self._stop.set()
 
     def _count_error(self, e: ApiFailure) -> None:
+        if e.reason == "not-found":
+            return   # a resource (an API version, a CRD) the cluster does not serve: the collector tries the next
         code = str(e.status or 0)
         self.stats.errors[code] = self.stats.errors.get(code, 0) + 1
 
@@ -136,7 +139,7 @@ class Informer:
         with self._lock:
             self._records = {_key(r): r for r in items}
             self._rv = rv
-            self.stats.synced, self.stats.gap = True, None
+            self.stats.synced, self.stats.gap, self.stats.absent = True, None, False
             self.stats.last_event = time.monotonic()
         self._synced.set()
         if self.on_change:
@@ -166,13 +169,14 @@ class Informer:
                     with self._lock:
                         if not self._records:
                             self.stats.gap = e
+                        self.stats.absent = e.reason == "not-found"
                     self._synced.set()   # readers get the failure instead of waiting for ever
                 if e.reason == "gone":
                     self.stats.relists += 1
                     need_list = True
                     continue
                 self.stats.restarts += 1
-                wait = FORBIDDEN_RETRY if e.reason in ("forbidden", "unauthorized") else delay
+                wait = FORBIDDEN_RETRY if e.reason in ("forbidden", "unauthorized", "not-found") else delay
                 self._stop.wait(wait * (0.8 + 0.4 * random.random()))
                 delay = min(delay * 2, BACKOFF_MAX)
             except Exception as e:   # noqa: BLE001 - an informer never dies; it backs off and tries again

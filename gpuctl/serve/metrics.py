@@ -88,7 +88,8 @@ class Exporter:
         now = time.monotonic()
         per_resource: dict[str, list[Any]] = {}
         for inf in self.informers():
-            per_resource.setdefault(inf.stats.resource, []).append(inf.stats)
+            if not inf.stats.absent:   # an API version or CRD the cluster does not serve
+                per_resource.setdefault(inf.stats.resource, []).append(inf.stats)
         error_counts: dict[str, int] = {}
         for resource, stats in sorted(per_resource.items()):
             synced.add_metric([resource], 1.0 if all(s.synced for s in stats) else 0.0)
