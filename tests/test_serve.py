@@ -200,3 +200,21 @@ def test_pending_watch_shows_the_report_and_stops_cleanly(demo):
 def test_pending_watch_needs_a_cluster(cli):
     r = cli("diagnose", "pending", "-A", "--watch", "--snapshot", "demo")
     assert r.code == 2 and "--watch needs a cluster" in r.err
+
+
+def test_an_informer_no_pass_reads_is_dropped(demo):
+    from gpuctl.collect import watch as W
+
+    _, kubeconfig = demo
+    svc = _service(kubeconfig)
+    try:
+        svc.recompute()
+        extra = ("/api/v1/namespaces/default/configmaps", "GenericObject", ())
+        svc.cache.list(extra[0], extra[1])
+        assert extra in svc.cache.informers
+        for _ in range(W.IDLE_PASSES + 1):
+            svc.recompute()          # the collectors never read configmaps
+        assert extra not in svc.cache.informers
+        assert ("/api/v1/nodes", "Node", ()) in svc.cache.informers   # what every pass reads stays
+    finally:
+        svc.stop()

@@ -13,8 +13,10 @@ comes from:
   retried slowly. Later lists of the same query are answered from its records.
 * Single GETs and logs go to the API server, through a short-lived cache (``ttl``):
   a recompute every few seconds never turns into a request per object per pass.
-* Records are the same slim, decoded records the collectors use (``BoundPodLite`` is
-  served as ``BoundPod``: one informer of bound pods serves both).
+* Records are the same slim, decoded records the collectors use. An informer that no
+  pass has read for ``IDLE_PASSES`` passes is stopped and dropped (``prune``): when the
+  Pending pods stop needing bound pods' labels, the labelled list goes, and memory
+  follows what the checks need.
 
 Nothing here writes to the cluster.
 """
@@ -37,7 +39,7 @@ BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 30.0
 FORBIDDEN_RETRY = 300.0      # a denied list is retried this rarely
 MAX_INFORMERS = 64           # beyond this many distinct queries, lists go to the API server
-SINGLE_KIND = {"BoundPodLite": "BoundPod"}
+IDLE_PASSES = 3              # an informer no collector read for this many passes is stopped (its memory freed)
 
 
 class _Event(msgspec.Struct):
@@ -107,6 +109,7 @@ class Informer:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._decoder = O.decoder_for(kind)
+        self.last_read = 0          # the pass that last read it (CachedAPI.passes)
 
     # ------------------------------------------------------------ reading
     def items(self) -> list[Any]:
@@ -126,7 +129,10 @@ class Informer:
         return self
 
     def stop(self) -> None:
+        """Stop watching and free the records (an open watch request ends at its timeout)."""
         self._stop.set()
+        with self._lock:
+            self._records = {}
 
     def _count_error(self, e: ApiFailure) -> None:
         if e.reason == "not-found":
@@ -241,6 +247,7 @@ class CachedAPI:
         self.sync_timeout = sync_timeout
         self.on_change = on_change
         self.informers: dict[tuple, Informer] = {}
+        self.passes = 0
         self._lock = threading.Lock()
         self._gets: dict[tuple, tuple[float, Any]] = {}
 
@@ -262,7 +269,6 @@ class CachedAPI:
         pass
 
     def informer(self, path: str, kind: str, query: Optional[dict[str, Any]] = None) -> Optional[Informer]:
-        kind = SINGLE_KIND.get(kind, kind)
         key = (path, kind, tuple(sorted((query or {}).items())))
         with self._lock:
             inf = self.informers.get(key)
@@ -271,7 +277,18 @@ class CachedAPI:
                     return None
                 inf = self.informers[key] = Informer(self.api.fork(), path, kind, query or {},
                                                      self.watch_seconds, self.on_change).start()
+            inf.last_read = self.passes
         return inf
+
+    def next_pass(self) -> None:
+        """A collector pass is about to start: count it, and stop the informers the
+        last ``IDLE_PASSES`` passes did not read."""
+        with self._lock:
+            self.passes += 1
+            for key, inf in list(self.informers.items()):
+                if self.passes - inf.last_read > IDLE_PASSES:
+                    inf.stop()
+                    del self.informers[key]
 
     def list(self, path: str, kind: str, query: Optional[dict[str, Any]] = None,
              malformed: Optional[list[Any]] = None) -> list[Any]:

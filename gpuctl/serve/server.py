@@ -45,6 +45,7 @@ class Service:
 
     def recompute(self) -> State:
         started = time.monotonic()
+        self.cache.next_pass()
         snap = collect_cluster(self.cache, for_pending=True)
         state = compute(snap)
         state.duration = time.monotonic() - started
@@ -92,6 +93,7 @@ def watch_pending(api: Any, namespace: Optional[str], interval: float, show: Any
     try:
         while not stop.is_set():
             changed.clear()
+            cache.next_pass()
             doc, _ = pending_report(collect_cluster(cache, namespace=namespace, for_pending=True), namespace)
             key = json.dumps(doc, sort_keys=True, default=str)
             if key != last:
