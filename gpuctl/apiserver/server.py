@@ -24,8 +24,11 @@ What is served, as kube-apiserver serves it:
   validated per kind with the *same* accepted labels and the same 400 text a
   real server returns - a selector that works here works on a cluster.
 * Chunked lists (``limit``/``continue``, 410 "Expired" for compacted tokens), an
-  optional server-side page cap, and a minimal WATCH (current objects, then the
-  stream stays open for ``timeoutSeconds``).
+  optional server-side page cap, and WATCH as the apiserver's watch cache serves
+  it: a chunked stream of JSON events (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR)
+  from a ``resourceVersion`` out of a bounded event log (410 Expired when it is too
+  old), bookmarks, ``timeoutSeconds``. Nothing changes a served snapshot, so its
+  watches see the initial ADDED events and bookmarks; the tests' server writes.
 * Server-side printing (``Table``) of pods, nodes, events and namespaces, so
   ``kubectl get`` shows the columns it shows on a cluster (tables.py).
 
@@ -52,11 +55,12 @@ import json
 import re
 import socket
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 from urllib.parse import parse_qs, unquote, urlsplit
 
 __all__ = ["ReadOnlyAPIServer", "status_body"]
@@ -701,6 +705,24 @@ def _copy_tree(x: Any, memo: dict[int, Any]) -> Any:
     return copy.deepcopy(x, memo)
 
 
+@dataclass
+class _Event:
+    """One change in the store's event log, as kube-apiserver's watch cache keeps it:
+    ``obj`` is the new state (for DELETED: the last state, carrying the deletion's
+    resourceVersion), ``prev`` the state before (None for ADDED), so a watch with
+    selectors can turn an update that leaves (enters) its selection into DELETED (ADDED)."""
+
+    rv: int
+    type: str
+    res_key: tuple[str, str, str]
+    obj: dict
+    prev: dict | None = None
+    data: bytes | None = None   # json of ``obj``, encoded once for every watch that sends it
+
+
+DEFAULT_EVENT_LOG_SIZE = 10_000
+
+
 class _Store:
     """Objects indexed by resource and (namespace, name); global resourceVersion.
 
@@ -708,12 +730,25 @@ class _Store:
     cached and dropped whenever an object is put: ``generation`` counts the puts.
     Read-only here; the tests' write emulation (tests/support/kubeapi.py) changes
     objects only through ``_put`` and its own ``remove``, never in place.
+
+    The event log: every put after construction (ADDED or MODIFIED, the object
+    carrying its new resourceVersion) and every removal (DELETED) is appended to
+    :attr:`events`, in resourceVersion order, keeping the last ``event_log_size``;
+    :attr:`floor` is the resourceVersion after which the log is complete (a watch
+    from an older one is 410 Expired), :attr:`log_rv` the newest logged. Both change
+    under :attr:`cond`, which wakes waiting watches.
     """
 
-    def __init__(self, objects: Iterable[Mapping[str, Any]], served: Iterable[str]) -> None:
+    def __init__(self, objects: Iterable[Mapping[str, Any]], served: Iterable[str],
+                 event_log_size: int = DEFAULT_EVENT_LOG_SIZE) -> None:
         self.generation = 0
         self._sorted: dict[tuple[str, str, str], tuple[int, list[tuple[tuple[str, str], dict]]]] = {}
         self._encoded: dict[int, tuple[dict, bytes]] = {}
+        self.cond = threading.Condition(threading.Lock())
+        self.events: list[_Event] = []
+        self.lost_rv = 0        # the newest event dropped from the log (overflow or compaction)
+        self.event_log_size = max(1, int(event_log_size))
+        self._logging = False
         objs = [_copy_tree(dict(o), {}) for o in objects]
         for o in objs:
             if not o.get("apiVersion") or not o.get("kind") or not o.get("metadata", {}).get("name"):
@@ -722,12 +757,19 @@ class _Store:
         rvs = [int(o["metadata"]["resourceVersion"]) for o in objs
                if str(o["metadata"].get("resourceVersion", "")).isdigit()]
         self.rv = max(rvs + [1000])
-        self.objects: list[dict] = []
+        # snapshot order; replacing an object keeps its place (an ordered dict: O(1), not a scan)
+        self._order: dict[tuple[tuple[str, str, str], tuple[str, str]], dict] = {}
         self._index: dict[tuple[str, str, str], dict[tuple[str, str], dict]] = {}
         for o in objs:
             if not str(o["metadata"].get("resourceVersion", "")).isdigit():
                 o["metadata"]["resourceVersion"] = str(self.next_rv())
             self._put(o)
+        self.floor = self.log_rv = self.rv
+        self._logging = True
+
+    @property
+    def objects(self) -> list[dict]:
+        return list(self._order.values())
 
     def next_rv(self) -> int:
         self.rv += 1
@@ -737,15 +779,67 @@ class _Store:
         return self._index.setdefault((res.group, res.version, res.plural), {})
 
     def _put(self, obj: dict) -> None:
-        bucket = self._bucket(self.catalog.for_object(obj))
-        old = bucket.get(_obj_key(obj))
+        res = self.catalog.for_object(obj)
+        bkey = (res.group, res.version, res.plural)
+        bucket = self._bucket(res)
+        key = _obj_key(obj)
+        old = bucket.get(key)
         if old is not None:
-            self.objects[next(i for i, o in enumerate(self.objects) if o is old)] = obj
             self._encoded.pop(id(old), None)
-        else:
-            self.objects.append(obj)
-        bucket[_obj_key(obj)] = obj
+        self._order[(bkey, key)] = obj
+        bucket[key] = obj
         self.generation += 1
+        if self._logging:
+            rv_text = str(obj.get("metadata", {}).get("resourceVersion", ""))
+            rv = int(rv_text) if rv_text.isdigit() else self.rv
+            self._log(_Event(rv, "ADDED" if old is None else "MODIFIED", bkey, obj, old))
+
+    def _drop(self, obj: dict) -> dict | None:
+        """Remove the stored object with ``obj``'s kind, namespace and name; log DELETED
+        (the last state, with a new resourceVersion). Returns what was removed."""
+        res = self.catalog.for_object(obj)
+        bkey = (res.group, res.version, res.plural)
+        key = _obj_key(obj)
+        old = self._bucket(res).pop(key, None)
+        if old is None:
+            return None
+        self._order.pop((bkey, key), None)
+        self._encoded.pop(id(old), None)
+        self.generation += 1
+        if self._logging:
+            rv = self.next_rv()
+            last = dict(old)
+            last["metadata"] = {**old.get("metadata", {}), "resourceVersion": str(rv)}
+            self._log(_Event(rv, "DELETED", bkey, last, old))
+        return old
+
+    def _log(self, event: _Event) -> None:
+        with self.cond:
+            self.events.append(event)
+            extra = len(self.events) - self.event_log_size
+            if extra > 0:
+                self.floor = self.lost_rv = max(self.floor, self.events[extra - 1].rv)
+                del self.events[:extra]
+            self.log_rv = max(self.log_rv, event.rv)
+            self.cond.notify_all()
+
+    def compact(self) -> None:
+        """Drop every retained event and move the floor past the current resourceVersion:
+        every resourceVersion handed out so far is now too old to watch from."""
+        with self.cond:
+            if self.events:
+                self.lost_rv = self.events[-1].rv
+            self.floor = self.log_rv = self.next_rv()
+            self.events.clear()
+            self.cond.notify_all()
+
+    def events_after(self, rv: int) -> list[_Event]:
+        """Retained events newer than ``rv`` (call with :attr:`cond` held)."""
+        return self.events[bisect.bisect_right(self.events, rv, key=lambda e: e.rv):]
+
+    def wake(self) -> None:
+        with self.cond:
+            self.cond.notify_all()
 
     def get(self, res: _Resource, namespace: str, name: str) -> dict | None:
         return self._bucket(res).get((namespace if res.namespaced else "", name))
@@ -785,7 +879,7 @@ class _Response:
     body: bytes
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
-    hold: float = 0.0  # streaming (watch): keep the connection open this long, then close
+    stream: Any = None  # a _WatchStream: the body is its chunks, each flushed as it comes (chunked)
 
 
 def _json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> _Response:
@@ -865,14 +959,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache, private")
         for k, v in resp.headers.items():
             self.send_header(k, v)
+        if resp.stream is not None:
+            self._write_stream(resp.stream)
+            return
         if gzip_ok and body:
             body = self.server.gzip(body)  # type: ignore[attr-defined]
             self.send_header("Content-Encoding", "gzip")
-        if resp.hold:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        else:
-            self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self._write_body(body, resp)
 
@@ -882,9 +975,39 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except OSError:
             self.close_connection = True
-            return
-        if resp.hold:
-            self.server.app._stop.wait(resp.hold)  # type: ignore[attr-defined]
+
+    def _write_stream(self, stream: _WatchStream) -> None:
+        """A watch: each chunk (one JSON event and its newline) is written and flushed as
+        the stream yields it, with chunked transfer encoding (HTTP/1.1; an HTTP/1.0
+        client gets a body delimited by the connection's close). Never gzipped. A clean
+        end writes the last chunk and keeps the connection; a dropped stream closes it
+        with no last chunk (the client sees the response end prematurely)."""
+        chunked = self.request_version >= "HTTP/1.1"
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        stream.attach(self.connection)
+        try:
+            self.wfile.flush()
+            for chunk in stream:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+                self.wfile.flush()
+            if stream.dropped:
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            elif chunked:
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+        finally:
+            stream.close()
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -939,6 +1062,175 @@ class _HTTPServer(ThreadingHTTPServer):
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+
+# ---------------------------------------------------------------------------
+# WATCH: one open watch, streaming the store's event log.
+# ---------------------------------------------------------------------------
+
+# k8s.io/apiserver storage/cacher: how long a watch from a resourceVersion newer than
+# the store's waits for it before the 504 "Too large resource version".
+_FUTURE_RV_WAIT = 3.0
+# The annotation of the bookmark that ends the initial events of sendInitialEvents=true.
+_INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+def _line(event_type: str, obj_json: bytes) -> bytes:
+    return b'{"type":"%s","object":%s}\n' % (event_type.encode(), obj_json)
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+class _WatchStream:
+    """One watch as kube-apiserver's cacher serves it: the initial events (ADDED for
+    every current object, when the watch did not name a resourceVersion), then every
+    logged event of the resource after it, filtered by namespace and selectors (an
+    update that takes an object out of the selection is DELETED, into it ADDED), as
+    they happen, until ``timeout`` seconds have passed. With ``bookmarks``, a BOOKMARK
+    (an object of the kind with only ``metadata.resourceVersion``: every event up to
+    it was sent) every ``bookmark_interval`` seconds and at the end. A watch whose
+    events were dropped from the log before they could be sent gets a 410 ERROR event
+    and ends. Iterating yields each event's bytes (one JSON line)."""
+
+    def __init__(self, app: ReadOnlyAPIServer, res: _Resource, namespace: str, req: _Request,
+                 labels: list[_LabelRequirement], fields: list[_FieldRequirement], start_rv: int,
+                 initial: list[tuple[dict, bytes]], timeout: float, bookmarks: bool, error: dict | None = None,
+                 initial_end: bool = False) -> None:
+        self.app, self.res, self.namespace, self.req = app, res, namespace, req
+        self.labels, self.fields = labels, fields
+        self.rv = start_rv
+        self.initial, self.timeout, self.bookmarks = initial, timeout, bookmarks
+        self.error, self.initial_end = error, initial_end
+        self.key = (res.group, res.version, res.plural)
+        self.dropped = False        # ended by the server without a clean end (a dropped connection)
+        self.ended = False          # ended early, cleanly (the last chunk is written)
+        self._conn: socket.socket | None = None
+        self._first = True
+
+    # -- registry: the server knows its open watches ------------------------------------
+
+    def attach(self, conn: socket.socket | None) -> None:
+        self._conn = conn
+        with self.app._watch_lock:
+            self.app._watches.add(self)
+        self.app._store.wake()          # for whoever waits for a watch to open
+
+    def close(self) -> None:
+        with self.app._watch_lock:
+            self.app._watches.discard(self)
+
+    def end(self) -> None:
+        """End this watch now, cleanly (as when its timeout passes, without the bookmark)."""
+        self.ended = True
+        self.close()
+        self.app._store.wake()
+
+    def drop(self) -> None:
+        """End this watch now, as a broken connection ends it: no last chunk."""
+        self.dropped = True
+        self.close()
+        self.app._store.wake()
+        if self._conn is not None:
+            try:
+                self._conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    # -- the events ---------------------------------------------------------------------
+
+    def _encode(self, event_type: str, obj: dict, data: bytes | None = None) -> bytes:
+        if event_type in ("ADDED", "MODIFIED", "DELETED"):
+            table = self.app._table(self.res, [obj], self.req, {}, columns=self._first)
+            self._first = False
+            if table is not None:
+                return _line(event_type, _dumps(table))
+        return _line(event_type, data if data is not None else _dumps(obj))
+
+    def _bookmark(self, rv: int, initial_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_end:
+            meta["annotations"] = {_INITIAL_EVENTS_END: "true"}
+        return _line("BOOKMARK", _dumps({"kind": self.res.kind, "apiVersion": self.res.api_version,
+                                         "metadata": meta}))
+
+    def _passes(self, obj: dict | None) -> bool:
+        if obj is None:
+            return False
+        if self.namespace and self.res.namespaced and (obj.get("metadata") or {}).get("namespace") != self.namespace:
+            return False
+        return self.app._matches(self.res, obj, self.labels, self.fields)
+
+    def _convert(self, ev: _Event) -> bytes | None:
+        """The event this watch sees (cacheWatcher.convertToWatchEvent), or None."""
+        if ev.res_key != self.key:
+            return None
+        cur = ev.type != "DELETED" and self._passes(ev.obj)
+        old = self._passes(ev.prev)
+        if cur:
+            if ev.data is None:
+                ev.data = _dumps(ev.obj)
+            return self._encode("MODIFIED" if old else "ADDED", ev.obj, ev.data)
+        if not old:
+            return None
+        if ev.type == "DELETED":
+            if ev.data is None:
+                ev.data = _dumps(ev.obj)
+            return self._encode("DELETED", ev.obj, ev.data)
+        gone = dict(ev.prev or {})           # left the selection: the previous state, at the event's version
+        gone["metadata"] = {**gone.get("metadata", {}), "resourceVersion": str(ev.rv)}
+        return self._encode("DELETED", gone)
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._chunks()
+
+    def _chunks(self) -> Iterator[bytes]:
+        store, stop = self.app._store, self.app._stop
+        if self.error is not None:
+            yield _line("ERROR", _dumps(self.error))
+            return
+        for obj, data in self.initial:
+            yield self._encode("ADDED", obj, data)
+        self.initial = []
+        if self.initial_end and self.bookmarks:
+            yield self._bookmark(self.rv, initial_end=True)
+        interval = max(0.01, float(self.app.bookmark_interval))
+        now = time.monotonic()
+        deadline, next_bookmark = now + self.timeout, now + interval
+        last = self.rv
+        while True:
+            with store.cond:
+                while not (self.dropped or self.ended or stop.is_set() or store.log_rv > last):
+                    wake_at = min(deadline, next_bookmark) if self.bookmarks else deadline
+                    wait = wake_at - time.monotonic()
+                    if wait <= 0:
+                        break
+                    store.cond.wait(wait)
+                if self.dropped or self.ended or stop.is_set():
+                    return
+                expired = store.lost_rv > last
+                events = [] if expired else store.events_after(last)
+                current = store.log_rv
+            if expired:
+                yield _line("ERROR", _dumps(status_body(
+                    410, "The resourceVersion for the provided watch is too old.", reason="Expired")))
+                return
+            for ev in events:
+                chunk = self._convert(ev)
+                if chunk is not None:
+                    yield chunk
+                if self.dropped or self.ended:
+                    return
+            last = current
+            now = time.monotonic()
+            if now >= deadline:
+                if self.bookmarks:
+                    yield self._bookmark(last)
+                return
+            if self.bookmarks and now >= next_bookmark:
+                yield self._bookmark(last)
+                next_bookmark = now + interval
 
 
 # ---------------------------------------------------------------------------
@@ -1034,7 +1326,10 @@ class ReadOnlyAPIServer:
     has no objects of them (an installed but empty CRD). ``metrics``: node name ->
     Prometheus text, answered by the DCGM exporter pod on that node through the pod
     proxy (``pods/{name}:9400/proxy/metrics``). ``port``: the port to bind on
-    127.0.0.1 (``0``: any free port; :attr:`port` says which).
+    127.0.0.1 (``0``: any free port; :attr:`port` says which). ``event_log_size``:
+    how many changes the event log keeps for watches (a watch from an older
+    resourceVersion is 410 Expired); ``bookmark_interval``: seconds between a
+    watch's BOOKMARK events (default :attr:`bookmark_interval`, 60).
 
     Use as a context manager, or call :meth:`start` / :meth:`stop`.
     """
@@ -1045,6 +1340,7 @@ class ReadOnlyAPIServer:
     _PROXY_VERBS: tuple[str, ...] = ("get",)
     _handler_class: type[_Handler] = _Handler
     _store_class: type[_Store] = _Store
+    _watch_stream_class: type[_WatchStream] = _WatchStream
     # An exception while answering becomes a 500 Status (the tests' server lets it
     # propagate, as it always did).
     _internal_errors_as_500 = True
@@ -1054,6 +1350,9 @@ class ReadOnlyAPIServer:
     # How long a watch without timeoutSeconds stays open (kube-apiserver: 30 to 60 min),
     # so `kubectl get -w` waits as on a cluster; the tests' server ends it after 1 s.
     _WATCH_SECONDS = 1800.0
+    # Seconds between the BOOKMARK events of a watch with allowWatchBookmarks=true
+    # (kube-apiserver: about a minute); the constructor's ``bookmark_interval`` overrides it.
+    bookmark_interval = 60.0
     _scheme = "http"
 
     def __init__(
@@ -1066,8 +1365,14 @@ class ReadOnlyAPIServer:
         served: Iterable[str] = (),
         metrics: Mapping[str, str] | None = None,
         port: int = 0,
+        event_log_size: int = DEFAULT_EVENT_LOG_SIZE,
+        bookmark_interval: float | None = None,
     ) -> None:
-        self._store = self._store_class(objects, served)
+        self._store = self._store_class(objects, served, event_log_size)
+        if bookmark_interval is not None:
+            self.bookmark_interval = float(bookmark_interval)
+        self._watches: set[_WatchStream] = set()
+        self._watch_lock = threading.Lock()
         self._logs = dict(logs or {})
         self._metrics = dict(metrics or {})
         self.page_size_cap = page_size_cap
@@ -1105,6 +1410,7 @@ class ReadOnlyAPIServer:
         if self._httpd is None:
             return
         self._stop.set()
+        self._store.wake()              # open watches end
         self._httpd.shutdown()
         self._httpd.close_connections()
         self._httpd.server_close()
@@ -1465,31 +1771,58 @@ class ReadOnlyAPIServer:
         return keys, objs
 
     def _watch(self, res: _Resource, namespace: str, req: _Request) -> _Response:
-        """Minimal WATCH: ADDED for current objects (or MODIFIED since ``resourceVersion``),
-        then the stream stays open for ``timeoutSeconds`` (default _WATCH_SECONDS) and ends."""
+        """WATCH as kube-apiserver's watch cache serves it (k8s.io/apiserver storage/cacher).
+
+        ``resourceVersion`` empty or ``"0"``: ADDED for every current object, then the
+        changes after them. Any other: the logged changes after it, then new ones as
+        they happen; older than the log's floor: HTTP 200 and one ERROR event, a Status
+        410 Expired "too old resource version: RV (FLOOR)"; newer than the store: wait
+        up to 3 s for it, then an ERROR event 504 "Too large resource version".
+        ``sendInitialEvents=true``: the current objects first whatever the
+        resourceVersion, then a BOOKMARK annotated ``k8s.io/initial-events-end``.
+        ``allowWatchBookmarks=true``: BOOKMARKs every :attr:`bookmark_interval` seconds
+        and when the watch ends. It ends after ``timeoutSeconds`` (0 or absent:
+        _WATCH_SECONDS). A ``Table`` request (``kubectl get -w``) gets one-row Tables,
+        the columns in the first only. The body is chunked, one JSON event per line,
+        each flushed as it is written (_Handler._write_stream)."""
         try:
             labels, fields = self._selectors(res, req)
         except SelectorError as exc:
             return _status_response(400, str(exc))
-        since = int(req.q("resourceVersion")) if req.q("resourceVersion").isdigit() else 0
-        with self._lock:
-            events = []
-            for _, obj in self._store.select(res, namespace):
-                if not self._matches(res, obj, labels, fields):
-                    continue
-                obj_rv = int(obj["metadata"].get("resourceVersion") or 0)
-                if since == 0:
-                    events.append({"type": "ADDED", "object": obj})
-                elif obj_rv > since:
-                    events.append({"type": "MODIFIED", "object": obj})
-            for i, event in enumerate(events):     # kubectl get -w: one-row Tables, columns in the first only
-                table = self._table(res, [event["object"]], req, {}, columns=i == 0)
-                if table is not None:
-                    event["object"] = table
-            body = b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in events)
-        timeout = req.q("timeoutSeconds")
-        hold = float(timeout) if timeout.isdigit() else self._WATCH_SECONDS
-        return _Response(200, body, hold=max(hold, 0.01))
+        rv_text = req.q("resourceVersion")
+        if rv_text not in ("", "0") and not rv_text.isdigit():
+            return _status_response(400, f"resourceVersion: Invalid value: {json.dumps(rv_text)}: "
+                                         f'strconv.ParseUint: parsing {json.dumps(rv_text)}: invalid syntax',
+                                    reason="BadRequest")
+        timeout_text = req.q("timeoutSeconds")
+        timeout = float(timeout_text) if timeout_text.isdigit() and int(timeout_text) > 0 else self._WATCH_SECONDS
+        bookmarks = req.q("allowWatchBookmarks") in ("true", "1")
+        send_initial = req.q("sendInitialEvents") in ("true", "1")
+        store = self._store
+        requested = int(rv_text) if rv_text.isdigit() else 0
+        error = None
+        if requested > store.rv:
+            with store.cond:
+                store.cond.wait_for(lambda: store.rv >= requested or self._stop.is_set(), _FUTURE_RV_WAIT)
+            if requested > store.rv:
+                error = status_body(504, f"Too large resource version: {requested}, current: {store.rv}",
+                                    reason="Timeout", details={"causes": [{"reason": "ResourceVersionTooLarge",
+                                                                           "message": "Too large resource version"}],
+                                                               "retryAfterSeconds": 1})
+        initial: list[tuple[dict, bytes]] = []
+        with self._lock:                     # no write is half done: the objects and log_rv agree
+            with store.cond:
+                floor, start = store.floor, store.log_rv
+            if error is None and requested and requested < floor:
+                error = status_body(410, f"too old resource version: {requested} ({floor})", reason="Expired")
+            if error is None and (not requested or send_initial):
+                encoded = store.encoded              # not thread-safe: under the lock, as lists use it
+                initial = [(o, encoded(o)) for o in self._matching(res, namespace, labels, fields)[1]]
+            elif error is None:
+                start = requested
+        stream = self._watch_stream_class(self, res, namespace, req, labels, fields, start, initial, timeout, bookmarks,
+                              error, initial_end=send_initial)
+        return _Response(200, b"", stream=stream)
 
     # -- logs ------------------------------------------------------------------------------
 

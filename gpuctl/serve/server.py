@@ -51,6 +51,7 @@ class Service:
         state.duration = time.monotonic() - started
         self.state = state
         self.health.observe(state.duration)
+        _release_memory()
         return state
 
     def _loop(self) -> None:
@@ -79,6 +80,24 @@ class Service:
 
     def ready(self) -> bool:
         return self.state is not None and self.cache.synced()
+
+
+def _release_memory() -> None:
+    """After a pass: collect the previous state's garbage and hand freed heap back to
+    the system (glibc's malloc_trim), so a long-running exporter's RSS is what it holds,
+    not its high-water mark. A no-op where there is no glibc."""
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = getattr(libc, "malloc_trim", None)
+        if trim is not None:
+            trim(0)
+    except OSError:
+        pass
 
 
 def watch_pending(api: Any, namespace: Optional[str], interval: float, show: Any, stop: threading.Event) -> None:

@@ -21,9 +21,19 @@ logs, the DCGM pod proxy) it emulates:
   hangs, truncated JSON, 410) to test retry and degradation paths.
 * Request recording (:attr:`SnapshotAPIServer.requests`), TLS, and compaction of
   continue tokens (:meth:`SnapshotAPIServer.expire_continue_tokens`).
+* Changes from Python (:meth:`~SnapshotAPIServer.put`,
+  :meth:`~SnapshotAPIServer.delete`, :meth:`~SnapshotAPIServer.get`), which, like
+  every write verb, go through the store's event log: open watches stream them as
+  ADDED, MODIFIED and DELETED events. Watch faults: :meth:`~SnapshotAPIServer.drop_watches`
+  (every open watch's connection ends mid-stream, or cleanly), :meth:`~SnapshotAPIServer.expire_watches`
+  (the next watches answer the 410 Expired ERROR event), :meth:`~SnapshotAPIServer.compact`
+  (the event log is emptied: every resourceVersion handed out so far is too old to
+  watch from), :meth:`~SnapshotAPIServer.slow_watches` (each event sent late), and
+  :meth:`~SnapshotAPIServer.wait_for_watches` to know a client's watch is open.
 
 Unlike the product server it answers plain lists (no server-side ``Table``), ends a
-watch after 1 s, and lets an exception in a handler propagate: as it always did.
+watch without ``timeoutSeconds`` after 1 s, sends a watch's bookmarks every second
+(``bookmark_interval``), and lets an exception in a handler propagate: as it always did.
 
 Stdlib-only, like the server it extends, and it must not import ``kubernetes``: the
 point is to test the client, so the server must not share code with it.
@@ -37,9 +47,10 @@ import os
 import re
 import socket
 import struct
+import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from gpuctl.apiserver.server import (
     _EXPIRED_CONTINUE,
@@ -54,8 +65,10 @@ from gpuctl.apiserver.server import (
     _RequestInfo,
     _Resource,
     _Response,
+    DEFAULT_EVENT_LOG_SIZE,
     _status_response,
     _Store,
+    _WatchStream,
     status_body,
 )
 
@@ -372,12 +385,20 @@ class _WritableStore(_Store):
         self._put(obj)
 
     def remove(self, obj: dict) -> None:
-        bucket = self._bucket(self.catalog.for_object(obj))
-        old = bucket.pop(_obj_key(obj), None)
-        if old is not None:
-            self.objects = [o for o in self.objects if o is not old]
-            self._encoded.pop(id(old), None)
-            self.generation += 1
+        """Remove the object (a DELETED event with a new resourceVersion)."""
+        self._drop(obj)
+
+
+class _PacedWatchStream(_WatchStream):
+    """A watch whose every event waits the server's ``watch_event_delay`` first
+    (:meth:`SnapshotAPIServer.slow_watches`)."""
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._chunks():
+            delay = self.app.watch_event_delay  # type: ignore[attr-defined]
+            if delay > 0 and self.app._stop.wait(delay):
+                return
+            yield chunk
 
 
 @dataclass
@@ -455,6 +476,8 @@ class SnapshotAPIServer(ReadOnlyAPIServer):
     ``metrics``: node name -> Prometheus text, answered by the DCGM exporter pod
     on that node through the pod proxy (``pods/{name}:9400/proxy/metrics``).
     ``tls``: an ``ssl.SSLContext`` (server side) to serve HTTPS instead of HTTP.
+    ``event_log_size``: how many changes the event log keeps for watches (10,000);
+    ``bookmark_interval``: seconds between a watch's bookmarks (1).
 
     Use as a context manager, or call :meth:`start` / :meth:`stop`.
     """
@@ -466,6 +489,8 @@ class SnapshotAPIServer(ReadOnlyAPIServer):
     _internal_errors_as_500 = False
     _TABLES = False
     _WATCH_SECONDS = 1.0
+    _watch_stream_class = _PacedWatchStream
+    bookmark_interval = 1.0
 
     def __init__(
         self,
@@ -479,8 +504,13 @@ class SnapshotAPIServer(ReadOnlyAPIServer):
         served: Iterable[str] = (),
         metrics: Mapping[str, str] | None = None,
         tls: Any = None,
+        event_log_size: int = DEFAULT_EVENT_LOG_SIZE,
+        bookmark_interval: float | None = None,
     ) -> None:
-        super().__init__(objects, logs, page_size_cap=page_size_cap, version=version, served=served, metrics=metrics)
+        super().__init__(objects, logs, page_size_cap=page_size_cap, version=version, served=served, metrics=metrics,
+                         event_log_size=event_log_size, bookmark_interval=bookmark_interval)
+        self.watch_event_delay = 0.0
+        self._expiring: list[list[Any]] = []     # [resource or None, watches left to expire]
         self._tls = tls
         self._scheme = "https" if tls is not None else "http"
         self.token = token
@@ -537,6 +567,142 @@ class SnapshotAPIServer(ReadOnlyAPIServer):
         with self._lock:
             self._compacted_rv = self._store.rv
             self._store.next_rv()
+
+    # -- changes and watch faults -------------------------------------------------
+
+    @property
+    def resource_version(self) -> str:
+        """The store's current resourceVersion (what a list answers now)."""
+        return str(self._store.rv)
+
+    def _resources(self, what: str) -> list[_Resource]:
+        """The served resources ``what`` names (plural, ``plural.group``, or kind), the
+        core group and built-in types first, preferred version first."""
+        from gpuctl.apiserver.server import _version_priority
+
+        found = [r for r in self._store.catalog.resources.values()
+                 if what in (r.plural, r.qualified, r.kind, r.kind.lower())]
+        if not found:
+            raise KeyError(f"no served resource is called {what!r}")
+        return sorted(found, key=lambda r: (r.group != "", r.crd, r.group, [-p for p in _version_priority(r.version)]))
+
+    def get(self, what: str, namespace: str = "", name: str = "") -> dict | None:
+        """A copy of the stored object (``what``: ``pods``, ``Pod``, ``deployments.apps``), or None."""
+        with self._lock:
+            for res in self._resources(what):
+                obj = self._store.get(res, namespace if res.namespaced else "", name)
+                if obj is not None:
+                    return copy.deepcopy(obj)
+        return None
+
+    def put(self, obj: Mapping[str, Any]) -> dict:
+        """Create or replace ``obj`` (``apiVersion``, ``kind``, ``metadata.name``; a
+        namespaced object without a namespace goes to ``default``), as a write verb
+        would: a new resourceVersion, uid and creationTimestamp kept (or made), and
+        an ADDED or MODIFIED event for open watches. Returns a copy of what is stored."""
+        obj = copy.deepcopy(dict(obj))
+        meta = obj.get("metadata")
+        if not obj.get("apiVersion") or not obj.get("kind") or not isinstance(meta, dict) or not meta.get("name"):
+            raise ValueError("put() needs an object with apiVersion, kind and metadata.name")
+        with self._lock:
+            try:
+                res = self._store.catalog.for_object(obj)
+            except KeyError:
+                raise ValueError(f"{obj['apiVersion']} {obj['kind']} is not served by this server") from None
+            if res.namespaced:
+                meta["namespace"] = meta.get("namespace") or "default"
+            else:
+                meta.pop("namespace", None)
+            current = self._store.get(res, meta.get("namespace", ""), meta["name"])
+            old_meta = (current or {}).get("metadata", {})
+            meta.setdefault("uid", old_meta.get("uid") or str(uuid.uuid4()))
+            meta.setdefault("creationTimestamp", old_meta.get("creationTimestamp") or _rfc3339_now())
+            meta["resourceVersion"] = str(self._store.next_rv())
+            self._store.replace(obj)
+            return copy.deepcopy(obj)
+
+    def delete(self, what: str | Mapping[str, Any], namespace: str = "", name: str = "") -> dict | None:
+        """Delete an object: ``delete(obj)``, or ``delete("pods", "ml", "p")`` /
+        ``delete("nodes", name="n")``. Open watches get DELETED (the last state, with a
+        new resourceVersion). Returns the deleted object, or None when there was none."""
+        if isinstance(what, Mapping):
+            meta = what.get("metadata") or {}
+            namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+            with self._lock:
+                try:
+                    resources = [self._store.catalog.for_object(what)]
+                except KeyError:
+                    raise ValueError(f"{what.get('apiVersion')} {what.get('kind')} is not served") from None
+        else:
+            resources = self._resources(what)
+        with self._lock:
+            for res in resources:
+                current = self._store.get(res, namespace if res.namespaced else "", name)
+                if current is not None:
+                    self._store.remove(current)
+                    return copy.deepcopy(current)
+        return None
+
+    @property
+    def open_watches(self) -> int:
+        """How many watches are streaming now."""
+        with self._watch_lock:
+            return len(self._watches)
+
+    def wait_for_watches(self, count: int = 1, timeout: float = 10.0) -> bool:
+        """Wait until at least ``count`` watches are streaming; False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._store.cond:
+            while self.open_watches < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._store.cond.wait(min(left, 0.05))
+        return True
+
+    def drop_watches(self, clean: bool = False) -> int:
+        """End every open watch now. ``clean=False``: the connection is shut down
+        mid-stream, without the last chunk (a client sees the response end
+        prematurely: urllib3's ProtocolError); ``clean=True``: the stream ends as at
+        its timeout (no bookmark). Returns how many watches were open."""
+        with self._watch_lock:
+            watches = list(self._watches)
+        for w in watches:
+            if clean:
+                w.end()
+            else:
+                w.drop()
+        return len(watches)
+
+    def expire_watches(self, resource: str | None = None, times: int = 1) -> None:
+        """The next ``times`` watches (of ``resource``, a plural such as ``pods`` or
+        ``deployments.apps``; ``None``: of any) answer HTTP 200 with one ERROR event, Status 410 Expired
+        "too old resource version", whatever resourceVersion they ask for."""
+        with self._lock:
+            self._expiring.append([resource, times])
+
+    def compact(self) -> None:
+        """Compact the event log: every retained event is dropped and the
+        resourceVersion moves on, so a watch from any resourceVersion handed out
+        so far answers 410 Expired (open watches that are caught up go on)."""
+        with self._lock:
+            self._store.compact()
+
+    def slow_watches(self, delay: float) -> None:
+        """Send each watch event ``delay`` seconds late (``0``: at once again)."""
+        self.watch_event_delay = max(0.0, float(delay))
+
+    def _watch(self, res: _Resource, namespace: str, req: _Request) -> _Response:
+        with self._lock:
+            entry = next((e for e in self._expiring if e[1] > 0 and e[0] in (None, res.plural, res.qualified)), None)
+            if entry is not None:
+                entry[1] -= 1
+        if entry is None:
+            return super()._watch(res, namespace, req)
+        asked = req.q("resourceVersion") or "0"
+        error = status_body(410, f"too old resource version: {asked} ({self._store.rv})", reason="Expired")
+        stream = self._watch_stream_class(self, res, namespace, req, [], [], self._store.rv, [], 0.0, False, error)
+        return _Response(200, b"", stream=stream)
 
     def write_kubeconfig(
         self,
