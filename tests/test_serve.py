@@ -218,3 +218,70 @@ def test_an_informer_no_pass_reads_is_dropped(demo):
         assert ("/api/v1/nodes", "Node", ()) in svc.cache.informers   # what every pass reads stays
     finally:
         svc.stop()
+
+
+# ------------------------------------------------------------------ the cache follows the cluster
+
+
+def _settle(svc, srv, seconds=15.0):
+    """Recompute until the cache has applied every change the server made (its informers'
+    last event or bookmark is at or past the server's resourceVersion)."""
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        time.sleep(0.3)
+        if all(inf.stats.synced and int(inf._rv or 0) >= int(srv.resource_version)
+               for inf in svc.cache.informers.values() if not inf.stats.absent):
+            break
+    return svc.recompute()
+
+
+def _one_shot(cli, kubeconfig):
+    return _as_printed(cli("diagnose", "pending", "-A", "--kubeconfig", kubeconfig, "--context", "incident",
+                           "-o", "json").json())
+
+
+def test_the_cache_follows_adds_updates_deletes_a_dropped_watch_and_an_expiry(cli, serve):
+    import copy
+
+    srv, kubeconfig = serve(resolve_snapshot("demo"), bookmark_interval=0.2)
+    svc = Service(KubeAPI(kubeconfig, "incident", request_timeout=10.0), interval=3600, watch_seconds=30)
+    try:
+        first = svc.recompute()
+        pending = [(p["namespace"], p["name"]) for g in first.pending["groups"] for p in g["pods"]]
+        assert len(pending) >= 2
+        srv.wait_for_watches(count=len([i for i in svc.cache.informers.values() if not i.stats.absent]), timeout=20)
+
+        # delete a Pending pod: it leaves the report
+        gone = pending[0]
+        srv.delete("pods", *gone)
+        state = _settle(svc, srv)
+        names = {(p["namespace"], p["name"]) for g in state.pending["groups"] for p in g["pods"]}
+        assert gone not in names and state.pending["pods"] == first.pending["pods"] - 1
+        assert _as_printed(state.pending)["groups"] == _one_shot(cli, kubeconfig)["groups"]
+
+        # add one: a copy of another Pending pod under a new name
+        twin = copy.deepcopy(srv.get("pods", *pending[1]))
+        twin["metadata"]["name"] += "-twin"
+        twin["metadata"].pop("uid", None)
+        srv.put(twin)
+        state = _settle(svc, srv)
+        assert state.pending["pods"] == first.pending["pods"]
+        assert _as_printed(state.pending)["groups"] == _one_shot(cli, kubeconfig)["groups"]
+
+        # the watches drop mid-stream, then the watch's resourceVersion expires: re-open, re-list
+        restarts = sum(i.stats.restarts for i in svc.cache.informers.values())
+        srv.drop_watches()
+        srv.compact()
+        srv.delete("pods", twin["metadata"]["namespace"], twin["metadata"]["name"])
+        state = _settle(svc, srv, seconds=30)
+        assert sum(i.stats.restarts + i.stats.relists for i in svc.cache.informers.values()) > restarts
+        assert any(i.stats.relists for i in svc.cache.informers.values()), "a compacted log makes the cache re-list"
+        assert state.pending["pods"] == first.pending["pods"] - 1
+        assert _as_printed(state.pending)["groups"] == _one_shot(cli, kubeconfig)["groups"]
+        fams = _families(exposition(svc.exporter))
+        assert sum(s.value for s in fams["gpuctl_pending_pods"].samples) == state.pending["pods"]
+        assert sum(s.value for s in fams["gpuctl_relists"].samples) >= 1
+    finally:
+        svc.stop()
