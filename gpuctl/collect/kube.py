@@ -299,7 +299,12 @@ class KubeAPI:
 
     def list(self, path: str, kind: str, query: Optional[dict[str, Any]] = None,
              malformed: Optional[list[str]] = None) -> list[Any]:
-        """Every item of a (paged) list; a 410 Gone restarts the list cleanly.
+        """Every item of a (paged) list; a 410 Gone restarts the list cleanly."""
+        return self.list_versioned(path, kind, query, malformed)[0]
+
+    def list_versioned(self, path: str, kind: str, query: Optional[dict[str, Any]] = None,
+                       malformed: Optional[list[str]] = None) -> tuple[list[Any], str]:
+        """``list``, with the list's resourceVersion (where a watch starts).
 
         The garbage collector is paused while the records are built (it would
         rescan millions of young objects over and over: 4x the decode time), and
@@ -308,8 +313,9 @@ class KubeAPI:
         gc.disable()
         try:
             for restart in range(MAX_LIST_RESTARTS + 1):
+                version: list[str] = [""]
                 try:
-                    return list(self._pages(path, kind, query or {}, malformed))
+                    return list(self._pages(path, kind, query or {}, malformed, version)), version[0]
                 except ApiFailure as e:
                     if e.reason == "gone" and restart < MAX_LIST_RESTARTS:
                         continue
@@ -319,19 +325,6 @@ class KubeAPI:
             if enabled:
                 gc.freeze()
                 gc.enable()
-
-    def list_versioned(self, path: str, kind: str, query: Optional[dict[str, Any]] = None,
-                       malformed: Optional[list[str]] = None) -> tuple[list[Any], str]:
-        """Like ``list``, with the list's resourceVersion: where a watch starts."""
-        for restart in range(MAX_LIST_RESTARTS + 1):
-            version: list[str] = [""]
-            try:
-                return list(self._pages(path, kind, query or {}, malformed, version)), version[0]
-            except ApiFailure as e:
-                if e.reason == "gone" and restart < MAX_LIST_RESTARTS:
-                    continue
-                raise
-        raise ApiFailure(410, "gone", "list kept expiring")
 
     def watch(self, path: str, query: dict[str, Any], resource_version: str, timeout_seconds: int) -> Iterator[bytes]:
         """The events of one watch (``watch=true`` from ``resource_version``, with
