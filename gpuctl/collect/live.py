@@ -202,7 +202,7 @@ class LiveCollector:
         found: list[Pod] = []
         failure: Optional[ApiFailure] = None
         wanted_nodes = [n.metadata.name for n in gpu_nodes]
-        if len(wanted_nodes) <= PER_NODE_POD_QUERIES and not getattr(self.api, "prefers_bulk", False):
+        if len(wanted_nodes) <= PER_NODE_POD_QUERIES:
             for n in wanted_nodes:
                 try:
                     found += [p for p in self.api.list("/api/v1/pods", "Pod", {"fieldSelector": f"spec.nodeName={n}"})

@@ -237,7 +237,10 @@ class Informer:
 class CachedAPI:
     """A ``KubeAPI`` whose lists come from informers (see the module's docstring)."""
 
-    prefers_bulk = True   # collectors list cluster-wide instead of per node: one informer, not one per node
+    # The pods bound to the nodes are listed cluster-wide (one informer, not one per
+    # node); a few troubled nodes' device-plugin pods stay per-node lists (a field
+    # selector the API server indexes; a label selector would scan every pod each time).
+    prefers_bulk = True
 
     def __init__(self, api: KubeAPI, ttl: float = 60.0, watch_seconds: int = WATCH_SECONDS,
                  sync_timeout: float = 120.0, on_change: Optional[Callable[[], None]] = None):
