@@ -152,7 +152,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 0
     sys.path.insert(0, str(ROOT))
     from benchmarks import serve as bench_server
-    from benchmarks.run import run_floor
+    from benchmarks.run import PY, run_floor, run_measured
 
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = str(Path(tmp) / "kubeconfig")
@@ -160,6 +160,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         try:
             run_floor(served.kubeconfig, "gzip")           # warm-up: the server gzips each page once, then caches it
             floor = run_floor(served.kubeconfig, "gzip")
+            pending_cmd = [PY, "-m", "gpuctl", "diagnose", "pending", "-A", "--kubeconfig", served.kubeconfig, "-o", "json"]
+            run_measured(pending_cmd)                     # warm-up of the collectors' own queries
+            one_shot = run_measured(pending_cmd)
             res, sent = _child_with_updates(served, args.rate, args.window)
             if res is None:
                 return 1
@@ -168,9 +171,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     res["floor_gzip_s"] = floor["wall_s"]
     res["first_sync_vs_floor"] = res["first_sync_s"] / floor["wall_s"]
     res["updates_sent"] = sent
+    res["one_shot_pending_s"], res["one_shot_pending_rss_mb"] = one_shot["wall_s"], one_shot["peak_rss_mb"]
     print(f"| measurement ({args.nodes} nodes / {args.pods} pods) | value |")
     print("| --- | --- |")
     print(f"| floor, gzip (lists + decode, a process of its own) | {floor['wall_s']:.2f} s |")
+    print(f"| one-shot `gpuctl diagnose pending -A -o json` (same server, warm) | {res['one_shot_pending_s']:.2f} s, "
+          f"{res['one_shot_pending_rss_mb']:.0f} MB peak |")
     print(f"| first sync (every list the collectors make, through the cache) | {res['first_sync_s']:.2f} s "
           f"({res['first_sync_vs_floor']:.2f}x the floor) |")
     print(f"| the first diagnosis on it (pending report, capacity, node diagnoses) | {res['first_diagnosis_s']:.2f} s |")
