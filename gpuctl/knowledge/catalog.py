@@ -495,28 +495,32 @@ def _best_evidence(relevant: tuple[tuple[str, str], ...]) -> GpuEvidence | None:
 # --------------------------------------------------------------------------- device plugins
 
 
+def _plugin_kinds(section: str, default_vendor: str, what: str) -> tuple[DevicePluginKind, ...]:
+    """The device-plugin rows of one section of device_plugins.yaml, checked."""
+    out = []
+    for row in _plugins().get(section) or []:
+        try:
+            out.append(DevicePluginKind(
+                name=str(row["name"]),
+                namespaces=tuple(str(n) for n in (row.get("namespaces") or ())),
+                label_selector=str(row["label_selector"]),
+                resources=tuple(str(r) for r in (row.get("resources") or ())),
+                source=str(row["source"]),
+                vendor=str(row.get("vendor") or default_vendor),
+                daemonset=row.get("daemonset"),
+                container=row.get("container"),
+                node_selector=row.get("node_selector"),
+                verified=bool(row.get("verified", True)),
+                node_label=row.get("node_label"),
+            ))
+        except (KeyError, TypeError) as exc:
+            raise CatalogError(f"device_plugins.yaml: {what} {row!r} is malformed: {exc}") from exc
+    return tuple(out)
+
+
 @lru_cache(maxsize=None)
 def _device_plugin_kinds() -> tuple[DevicePluginKind, ...]:
-    out = []
-    for row in _plugins()["device_plugins"]:
-        try:
-            out.append(
-                DevicePluginKind(
-                    name=str(row["name"]),
-                    namespaces=tuple(str(n) for n in (row.get("namespaces") or ())),
-                    label_selector=str(row["label_selector"]),
-                    resources=tuple(str(r) for r in (row.get("resources") or ())),
-                    source=str(row["source"]),
-                    vendor=str(row.get("vendor") or "nvidia"),
-                    daemonset=row.get("daemonset"),
-                    container=row.get("container"),
-                    node_selector=row.get("node_selector"),
-                    verified=bool(row.get("verified", True)),
-                )
-            )
-        except (KeyError, TypeError) as exc:
-            raise CatalogError(f"device_plugins.yaml: device plugin {row!r} is malformed: {exc}") from exc
-    return tuple(out)
+    return _plugin_kinds("device_plugins", "nvidia", "device plugin")
 
 
 def device_plugin_selectors() -> list[DevicePluginKind]:
@@ -538,25 +542,7 @@ def other_device_plugins() -> tuple[DevicePluginKind, ...]:
     """Device plugins of non-GPU resources (EFA, RDMA, SR-IOV, Neuron: device_plugins.yaml
     other_device_plugins). Never part of ``device_plugin_selectors()``: their pods are
     not GPU device plugins."""
-    out = []
-    for row in _plugins().get("other_device_plugins") or []:
-        try:
-            out.append(DevicePluginKind(
-                name=str(row["name"]),
-                namespaces=tuple(str(n) for n in (row.get("namespaces") or ())),
-                label_selector=str(row["label_selector"]),
-                resources=tuple(str(r) for r in (row.get("resources") or ())),
-                source=str(row["source"]),
-                vendor=str(row.get("vendor") or ""),
-                daemonset=row.get("daemonset"),
-                container=row.get("container"),
-                node_selector=row.get("node_selector"),
-                verified=bool(row.get("verified", True)),
-                node_label=row.get("node_label"),
-            ))
-        except (KeyError, TypeError) as exc:
-            raise CatalogError(f"device_plugins.yaml: other device plugin {row!r} is malformed: {exc}") from exc
-    return tuple(out)
+    return _plugin_kinds("other_device_plugins", "", "other device plugin")
 
 
 def serving_kinds(resource: str) -> list[DevicePluginKind]:
