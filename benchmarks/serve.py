@@ -92,7 +92,9 @@ def _serve(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(ROOT / "tests"))    # the tests' API server (tests/support/kubeapi.py): auth, request counts
     from support.kubeapi import SnapshotAPIServer
 
-    server = SnapshotAPIServer(objects, logs=logs, token=None if args.no_auth else TOKEN, page_size_cap=args.page_size_cap)
+    tls, ca = _tls_context(Path(args.kubeconfig).parent) if args.tls else (None, None)
+    server = SnapshotAPIServer(objects, logs=logs, token=None if args.no_auth else TOKEN, page_size_cap=args.page_size_cap,
+                               tls=tls)
     del objects
     if not args.snapshot:
         del cluster
@@ -102,6 +104,10 @@ def _serve(args: argparse.Namespace) -> int:
     t2 = time.perf_counter()
     server.start()
     server.write_kubeconfig(args.kubeconfig, context="bench", namespace="ml")
+    if ca is not None:   # trust the certificate, as a real cluster's kubeconfig does
+        cfg = json.loads(Path(args.kubeconfig).read_text())
+        cfg["clusters"][0]["cluster"]["certificate-authority"] = str(ca)
+        Path(args.kubeconfig).write_text(json.dumps(cfg, indent=2))
     info.update({
         "url": server.url, "kubeconfig": str(args.kubeconfig), "pid": os.getpid(),
         "generate_s": round(generated_s, 2), "load_s": round(t2 - t1, 2),
@@ -154,10 +160,25 @@ class Served:
         self.stop()
 
 
+def _tls_context(where: Path) -> tuple[Any, Path]:
+    """A server-side SSLContext with a fresh self-signed certificate for 127.0.0.1, and the certificate's path."""
+    import ssl
+
+    key, cert = where / "bench-key.pem", where / "bench-cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(str(cert), str(key))
+    return ctx, cert
+
+
 def start(kubeconfig: str | os.PathLike[str], nodes: int = 5000, pods: int = 150_000, seed: Optional[int] = None,
-          snapshot: Optional[str] = None, timeout: float = 900.0) -> Served:
+          snapshot: Optional[str] = None, timeout: float = 900.0, tls: bool = False) -> Served:
     """Launch ``python -m benchmarks.serve`` and wait until it serves; raises if it dies first."""
     cmd = [sys.executable, "-m", "benchmarks.serve", "--kubeconfig", str(kubeconfig), "--exit-on-stdin-eof"]
+    if tls:
+        cmd.append("--tls")
     if snapshot:
         cmd += ["--snapshot", str(snapshot)]
     else:
@@ -190,6 +211,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--page-size-cap", type=int, default=None)
     ap.add_argument("--no-auth", action="store_true",
                     help="serve without a bearer token (kubectl will not send a token over plain HTTP; for the kubectl comparison)")
+    ap.add_argument("--tls", action="store_true",
+                    help="serve HTTPS with a fresh self-signed certificate (openssl), trusted by the kubeconfig written")
     ap.add_argument("--exit-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     Path(args.kubeconfig).parent.mkdir(parents=True, exist_ok=True)

@@ -37,3 +37,33 @@ def test_no_hint_when_a_pod_to_move_fits_nowhere(cli):
     h100 = next(p for p in doc["pools"] if p["pool"] == "h100")
     assert h100["pendingPods"] == 1 and h100["fragmentation"]["largestFreeBlock"] == 3
     assert "consolidationHint" not in h100
+
+
+def _place_reference(movers, free):
+    """The plain first-fit decreasing the fast _place must agree with: sort the pool for every pod."""
+    left = dict(free)
+    plan = []
+    for q, p in sorted(movers, key=lambda x: -x[0]):
+        dest = next((n for n, f in sorted(left.items(), key=lambda kv: (kv[1], kv[0])) if f >= q), None)
+        if dest is None:
+            return None
+        left[dest] -= q
+        plan.append((q, p, dest))
+    return plan
+
+
+def test_the_fast_placement_is_first_fit_decreasing():
+    from hypothesis import given, settings, strategies as st
+
+    from gpuctl.reports.capacity import _place
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.dictionaries(st.sampled_from([f"n{i}" for i in range(8)]), st.integers(0, 8).map(float), min_size=1),
+           st.lists(st.integers(1, 8).map(float), min_size=1, max_size=5), st.sampled_from([f"n{i}" for i in range(8)]))
+    def check(free, sizes, exclude):
+        movers = [(q, f"p{i}") for i, q in enumerate(sizes)]
+        order = sorted((f, n) for n, f in free.items())
+        expected = _place_reference(movers, {n: f for n, f in free.items() if n != exclude})
+        assert _place(movers, order, free, exclude) == expected
+
+    check()

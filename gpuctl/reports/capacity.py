@@ -250,17 +250,34 @@ def _fragmentation(rows: list[Row], pending: list[float], running_sizes: list[fl
 MAX_MOVERS = 12   # pods considered on one node: subsets are enumerated (4,096 at most)
 
 
-def _place(movers: list[tuple[float, Any]], free: dict[str, float]) -> Optional[list[tuple[float, Any, str]]]:
-    """First-fit decreasing: each pod, biggest first, onto a node with room for all
-    of it after the earlier moves; None when one does not fit anywhere."""
-    left = dict(free)
+def _place(movers: list[tuple[float, Any]], order: list[tuple[float, str]], free: dict[str, float],
+           exclude: str) -> Optional[list[tuple[float, Any, str]]]:
+    """First-fit decreasing: each pod, biggest first, onto the node with the least room
+    that still fits all of it after the earlier moves (ties by name), never ``exclude``;
+    None when one does not fit anywhere. ``order`` is every node's (free, name), sorted:
+    the untouched nodes are searched by bisection, the few already used one by one, so
+    a plan costs a few lookups, not a sort of the pool per pod."""
+    from bisect import bisect_left
+
+    used: dict[str, float] = {}
     plan = []
     for q, p in sorted(movers, key=lambda x: -x[0]):
-        dest = next((n for n, f in sorted(left.items(), key=lambda kv: (kv[1], kv[0])) if f >= q), None)
-        if dest is None:
+        best: Optional[tuple[float, str]] = None
+        i = bisect_left(order, (q, ""))
+        while i < len(order):
+            f, n = order[i]
+            if n != exclude and n not in used:
+                best = (f, n)
+                break
+            i += 1
+        for n, u in used.items():
+            left = free[n] - u
+            if left >= q and (best is None or (left, n) < best):
+                best = (left, n)
+        if best is None:
             return None
-        left[dest] -= q
-        plan.append((q, p, dest))
+        used[best[1]] = used.get(best[1], 0.0) + q
+        plan.append((q, p, best[1]))
     return plan
 
 
@@ -280,17 +297,21 @@ def _consolidation(snap: Snapshot, rows: list[Row], pods_by_node: dict[str, list
     if not usable or usable[0].free >= need:
         return None
     best = None
+    free = {r.node: r.free for r in usable}
+    order = sorted((f, n) for n, f in free.items())
     for target in usable:
+        if best is not None and len(best[1]) == 1:
+            break   # no later target can move fewer pods
         if target.allocatable < need:
             continue
         missing = need - target.free
         movers = sorted(((request_of(p, resource), p) for p in pods_by_node.get(target.node, [])
                          if request_of(p, resource) > 0), key=lambda x: (x[0], x[1].metadata.name))[:MAX_MOVERS]
-        free = {r.node: r.free for r in usable if r.node != target.node}
-        for size in range(1, len(movers) + 1):
+        fewer = len(best[1]) - 1 if best is not None else len(movers)   # only a shorter plan could win now
+        for size in range(1, min(len(movers), fewer) + 1):
             options = sorted((c for c in combinations(movers, size) if sum(q for q, _ in c) >= missing),
                              key=lambda c: sum(q for q, _ in c))
-            plan = next((pl for c in options if (pl := _place(list(c), free)) is not None), None)
+            plan = next((pl for c in options if (pl := _place(list(c), order, free, target.node)) is not None), None)
             if plan is not None:
                 if best is None or len(plan) < len(best[1]):
                     best = (target, plan)
