@@ -162,15 +162,10 @@ class Served:
 
 def _tls_context(where: Path) -> tuple[Any, Path]:
     """A server-side SSLContext with a fresh self-signed certificate for 127.0.0.1, and the certificate's path."""
-    import ssl
+    sys.path.insert(0, str(ROOT / "tests"))
+    from support.tls import self_signed
 
-    key, cert = where / "bench-key.pem", where / "bench-cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(str(cert), str(key))
-    return ctx, cert
+    return self_signed(where)
 
 
 def start(kubeconfig: str | os.PathLike[str], nodes: int = 5000, pods: int = 150_000, seed: Optional[int] = None,

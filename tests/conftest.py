@@ -119,16 +119,10 @@ def serve(tmp_path, monkeypatch):
 def self_signed_tls(tmp_path):
     """A server-side SSLContext with a fresh self-signed certificate for 127.0.0.1 (openssl CLI)."""
     import shutil
-    import ssl
-    import subprocess
+
+    from support.tls import self_signed
 
     if shutil.which("openssl") is None:
         pytest.skip("needs the openssl command (Debian package openssl)")
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(str(cert), str(key))
-    return ctx
+    return self_signed(tmp_path)[0]
 
