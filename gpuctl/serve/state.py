@@ -47,23 +47,18 @@ def _gpu_resource(snap: Snapshot, ns: str, name: str) -> str:
 
 def nodes_worth_diagnosing(snap: Snapshot) -> list[str]:
     """GPU nodes that show a problem in the cached state: not Ready or under pressure,
-    cordoned, a GPU health condition raised, no or unhealthy GPUs advertised."""
-    out = []
+    cordoned, a GPU health condition raised, or no or unhealthy GPUs advertised (the
+    collectors' ``troubled_nodes``)."""
+    from ..collect.live import troubled_nodes
+
+    out = set(troubled_nodes(snap))
     for n in snap.nodes.values():
-        advertised = [r for r in n.status.capacity if catalog.is_gpu_resource(r)]
-        if not advertised and catalog.node_has_gpus(n.metadata.labels) is None:
+        if n.metadata.name in out:
             continue
-        bad = n.spec.unschedulable or any(
-            c.status != GPU_HEALTH_CONDITIONS_OK.get(c.type, "False") for c in n.status.conditions)
-        if not bad:
-            for r in advertised:
-                cap, alloc = str(n.status.capacity.get(r, "0")), str(n.status.allocatable.get(r, "0"))
-                if cap in ("0", "") or cap != alloc:
-                    bad = True
-                    break
-            bad = bad or not advertised
-        if bad:
-            out.append(n.metadata.name)
+        if not any(catalog.is_gpu_resource(r) for r in n.status.capacity) and catalog.node_has_gpus(n.metadata.labels) is None:
+            continue
+        if n.spec.unschedulable or any(c.status != GPU_HEALTH_CONDITIONS_OK.get(c.type, "False") for c in n.status.conditions):
+            out.add(n.metadata.name)
     return sorted(out)[:MAX_NODE_DIAGNOSES]
 
 

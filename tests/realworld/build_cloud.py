@@ -8,26 +8,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (NOW, Case, container, event, gpu_node, pod, running, taint, unschedulable, waiting, bound)  # noqa: E402
+from kit import (NOW, Case, container, event, gpu_node, pod, running, taint, waiting, bound, pending, plain_node)  # noqa: E402
 T_START = "2026-11-19T09:00:00Z"
 
 # ------------------------------------------------------------------ local helpers
-
-
-def plain_node(name: str, kubelet: str, labels: Optional[dict] = None, taints: Iterable[dict] = (),
-               capacity: Optional[dict] = None, cpu: str = "16", memory: str = "64Gi",
-               os_image: str = "Ubuntu 22.04.4 LTS", kernel: str = "5.15.0-113-generic",
-               runtime: str = "containerd://1.7.20") -> dict:
-    """A node without GPU feature-discovery labels (cloud GPU nodes before GFD runs):
-    the cloud's own labels say what it is."""
-    n = gpu_node(name, gpus=0, gfd=False, labels=labels, taints=taints, cpu=cpu, memory=memory, kubelet=kubelet,
-                 extra_capacity=capacity)
-    n["status"]["nodeInfo"].update({"osImage": os_image, "kernelVersion": kernel, "containerRuntimeVersion": runtime})
-    return n
 
 
 def zoned(node: dict, zone: str) -> dict:
@@ -46,14 +34,6 @@ def daemon_pod(name: str, namespace: str, node: str, ds: str, labels: dict, ctr:
     return pod(name, namespace, phase=phase, node=node, containers=[c], init_containers=inits or None, labels=labels,
                owner=("DaemonSet", ds), statuses=statuses, init_statuses=init_statuses,
                tolerations=[{"operator": "Exists"}])
-
-
-def pending(case: Case, p: dict, message: str, count: int = 1, source: str = "default-scheduler") -> dict:
-    """``p`` Pending with the scheduler's message in PodScheduled and a FailedScheduling event."""
-    p["status"]["conditions"] = [unschedulable(message)]
-    ns, name = p["metadata"]["namespace"], p["metadata"]["name"]
-    case.add(p, event("Pod", name, ns, "FailedScheduling", message, count=count, source=source))
-    return p
 
 
 def autoscaler_said(c: Case, ns: str, name: str, reason: str, message: str, count: int = 1, at: str = NOW,

@@ -7,27 +7,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (crashloop, Case, NOW, container, event, gpu_node, pod, taint, unschedulable)  # noqa: E402
+from kit import (crashloop, Case, NOW, container, event, gpu_node, pod, taint, pending, plain_node)  # noqa: E402
 T_START = "2026-11-19T09:00:00Z"
 
 
 # ------------------------------------------------------------------ local helpers
-
-def plain_node(name: str, kubelet: str, labels: Optional[dict] = None, taints: Iterable[dict] = (),
-               capacity: Optional[dict] = None, cpu: str = "16", memory: str = "64Gi",
-               os_image: str = "Ubuntu 22.04.4 LTS", kernel: str = "5.15.0-113-generic",
-               runtime: str = "containerd://1.7.20") -> dict:
-    """A node with no GPU feature-discovery labels (what most clusters before GFD, and
-    most non-NVIDIA clusters, look like); ``capacity`` adds extended resources."""
-    n = gpu_node(name, gpus=0, gfd=False, labels=labels, taints=taints, cpu=cpu, memory=memory, kubelet=kubelet,
-                 extra_capacity=capacity)
-    n["status"]["nodeInfo"].update({"osImage": os_image, "kernelVersion": kernel, "containerRuntimeVersion": runtime})
-    return n
-
 
 def daemon_pod(name: str, namespace: str, node: str, ds: str, labels: dict, ctr: str, image: str,
                statuses: Optional[list] = None, init: Optional[list] = None, init_statuses: Optional[list] = None,
@@ -55,15 +43,6 @@ def gpu_workload(name: str, namespace: str, resource: str = "nvidia.com/gpu", co
                  extra_limits: Optional[dict] = None, **kw) -> dict:
     lim = {resource: str(count), **(extra_limits or {})}
     return pod(name, namespace, containers=[container("main", image=image, limits=lim)], **kw)
-
-
-def pending(case: Case, p: dict, message: str, count: int = 1, source: str = "default-scheduler") -> dict:
-    """Marks ``p`` Pending with the scheduler's message in its PodScheduled condition and a
-    FailedScheduling event, as the scheduler writes them."""
-    p["status"]["conditions"] = [unschedulable(message)]
-    ns, name = p["metadata"]["namespace"], p["metadata"]["name"]
-    case.add(p, event("Pod", name, ns, "FailedScheduling", message, count=count, source=source))
-    return p
 
 
 # ================================================================== capability 1:

@@ -11,15 +11,14 @@ brief names for them; what each snapshot adds beyond the thread is said in its
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kit import (backoff_event, kernel_event, HERE, Case, container, device_plugin_pod, event, gpu_node, job, pod, terminated,  # noqa: E402
-                 waiting)
+                 waiting, gpu_uuid, suffix, plugin_log)
 
 T_FAIL = "2026-11-20T02:41:07Z"     # when the GPU fault / rejection happened
 T_BOOT = "2026-11-20T02:20:00Z"     # node reboot / kubelet restart in the admission cases
@@ -46,15 +45,6 @@ class HwCase(Case):
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(text)
         return d
-
-
-def gpu_uuid(node: str, i: int) -> str:
-    h = hashlib.sha1(f"{node}/{i}".encode()).hexdigest()
-    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-
-
-def suffix(*parts: str) -> str:
-    return hashlib.sha1("/".join(parts).encode()).hexdigest()[:5]
 
 
 PCI = ["00000000:07:00.0", "00000000:0F:00.0", "00000000:47:00.0", "00000000:4E:00.0",
@@ -113,25 +103,6 @@ def operator_plugin(node: str, image: str = "nvcr.io/nvidia/k8s-device-plugin:v0
                containers=[c], labels={"app": "nvidia-device-plugin-daemonset"},
                owner=("DaemonSet", "nvidia-device-plugin-daemonset"),
                tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
-
-
-def plugin_log(stamp: str, version: str, tail: Iterable[str], ignored: str = "map[13:true 31:true 43:true 45:true 68:true 109:true]") -> str:
-    """A klog-style device-plugin log (v0.14+): start-up, registration, then ``tail``."""
-    head = [
-        f'{stamp}.204084       1 main.go:235] "Starting NVIDIA Device Plugin" version=<',
-        f"\t{version}",
-        " >",
-        f"{stamp}.204521       1 main.go:238] Starting FS watcher for /var/lib/kubelet/device-plugins",
-        f"{stamp}.205305       1 main.go:245] Starting OS watcher.",
-        f"{stamp}.205867       1 main.go:260] Starting Plugins.",
-        f"{stamp}.207708       1 main.go:356] Retrieving plugins.",
-        f"{stamp}.207851       1 factory.go:112] Detected NVML platform: found NVML library",
-        f"{stamp}.207900       1 server.go:176] Starting GRPC server for 'nvidia.com/gpu'",
-        f"{stamp}.208588       1 server.go:117] Starting to serve 'nvidia.com/gpu' on /var/lib/kubelet/device-plugins/nvidia-gpu.sock",
-        f"{stamp}.209109       1 server.go:125] Registered device plugin for 'nvidia.com/gpu' with Kubelet",
-        f"{stamp}.209404       1 health.go:118] Ignoring the following XIDs for health checks: {ignored}",
-    ]
-    return "\n".join(head + list(tail)) + "\n"
 
 
 def xid_unhealthy(stamp: str, xid: int, uuid: str, handle: str = "0x7f8b442818e9") -> list[str]:

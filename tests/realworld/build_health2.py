@@ -10,28 +10,18 @@ is said in its ``notes``."""
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (backoff_event, kernel_event, Case, container, event, gpu_node, cpu_node, pod, unschedulable, waiting)  # noqa: E402
+from kit import (backoff_event, kernel_event, Case, container, event, gpu_node, cpu_node, pod, unschedulable, waiting, gpu_uuid, suffix, plugin_log)  # noqa: E402
 
 T_FAIL = "2026-11-20T02:41:07Z"
 
 
 # ------------------------------------------------------------------ local helpers (copied from build_hardware.py)
-
-
-def gpu_uuid(node: str, i: int) -> str:
-    h = hashlib.sha1(f"{node}/{i}".encode()).hexdigest()
-    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-
-
-def suffix(*parts: str) -> str:
-    return hashlib.sha1("/".join(parts).encode()).hexdigest()[:5]
 
 
 def plugin_pod(node: str, ns: str, name_prefix: str, cname: str, image: str, labels: dict,
@@ -40,26 +30,6 @@ def plugin_pod(node: str, ns: str, name_prefix: str, cname: str, image: str, lab
     return pod(f"{name_prefix}-{suffix(node, ds)}", ns, phase="Running", node=node, containers=[c], labels=labels,
                owner=("DaemonSet", ds),
                tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
-
-
-def plugin_log(stamp: str, version: str, tail: Iterable[str],
-               ignored: str = "map[13:true 31:true 43:true 45:true 68:true 109:true]") -> str:
-    """A klog-style device-plugin log (v0.14+): start-up, registration, then ``tail``."""
-    head = [
-        f'{stamp}.204084       1 main.go:235] "Starting NVIDIA Device Plugin" version=<',
-        f"\t{version}",
-        " >",
-        f"{stamp}.204521       1 main.go:238] Starting FS watcher for /var/lib/kubelet/device-plugins",
-        f"{stamp}.205305       1 main.go:245] Starting OS watcher.",
-        f"{stamp}.205867       1 main.go:260] Starting Plugins.",
-        f"{stamp}.207708       1 main.go:356] Retrieving plugins.",
-        f"{stamp}.207851       1 factory.go:112] Detected NVML platform: found NVML library",
-        f"{stamp}.207900       1 server.go:176] Starting GRPC server for 'nvidia.com/gpu'",
-        f"{stamp}.208588       1 server.go:117] Starting to serve 'nvidia.com/gpu' on /var/lib/kubelet/device-plugins/nvidia-gpu.sock",
-        f"{stamp}.209109       1 server.go:125] Registered device plugin for 'nvidia.com/gpu' with Kubelet",
-        f"{stamp}.209404       1 health.go:118] Ignoring the following XIDs for health checks: {ignored}",
-    ]
-    return "\n".join(head + list(tail)) + "\n"
 
 
 def crashlooping(name: str, ns: str, node: str, gpus: int, cname: str, image: str, restarts: int = 5,

@@ -11,7 +11,7 @@ from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kit import (crashloop, Case, container, cpu_node, event, gpu_node, obj, pod, running, taint, unschedulable, waiting)  # noqa: E402
+from kit import (crashloop, Case, container, cpu_node, event, gpu_node, obj, pod, running, taint, waiting, pending)  # noqa: E402
 T_START = "2026-11-19T09:00:00Z"
 T_FAIL = "2026-11-20T02:41:10Z"
 
@@ -30,15 +30,6 @@ def daemon_pod(name: str, namespace: str, node: str, ds: str, labels: dict, ctr:
     c = container(ctr, image=image, env=env)
     return pod(name, namespace, phase=phase, node=node, containers=[c], labels=labels, owner=("DaemonSet", ds),
                statuses=statuses, tolerations=[{"operator": "Exists"}])
-
-
-def pending(case: Case, p: dict, message: str, count: int = 1, source: str = "default-scheduler") -> dict:
-    """Marks ``p`` Pending with the scheduler's message in its PodScheduled condition and a
-    FailedScheduling event, as the scheduler writes them; adds the pod."""
-    p["status"]["conditions"] = [unschedulable(message)]
-    ns, name = p["metadata"]["namespace"], p["metadata"]["name"]
-    case.add(p, event("Pod", name, ns, "FailedScheduling", message, count=count, source=source))
-    return p
 
 
 def rejected(name: str, ns: str, node: str, limits: dict, message: str, image: str,

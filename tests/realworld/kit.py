@@ -17,6 +17,7 @@ plugin and Kubernetes versions of the thread.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import zlib
@@ -388,3 +389,52 @@ def node_info(n: dict, kubelet: str, runtime: str, os_image: str, kernel: str) -
     n["status"]["nodeInfo"].update({"kubeletVersion": kubelet, "containerRuntimeVersion": runtime,
                                     "osImage": os_image, "kernelVersion": kernel})
     return n
+
+
+def gpu_uuid(node: str, i: int) -> str:
+    """A stable GPU UUID for GPU ``i`` of ``node`` (the same on every rebuild)."""
+    h = hashlib.sha1(f"{node}/{i}".encode()).hexdigest()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def suffix(*parts: str) -> str:
+    """A stable 5-character name suffix (as a ReplicaSet or DaemonSet gives its pods)."""
+    return hashlib.sha1("/".join(parts).encode()).hexdigest()[:5]
+
+
+def plugin_log(stamp: str, version: str, tail: Iterable[str], ignored: str = "map[13:true 31:true 43:true 45:true 68:true 109:true]") -> str:
+    """A klog-style device-plugin log (v0.14+): start-up, registration, then ``tail``."""
+    head = [
+        f'{stamp}.204084       1 main.go:235] "Starting NVIDIA Device Plugin" version=<',
+        f"\t{version}",
+        " >",
+        f"{stamp}.204521       1 main.go:238] Starting FS watcher for /var/lib/kubelet/device-plugins",
+        f"{stamp}.205305       1 main.go:245] Starting OS watcher.",
+        f"{stamp}.205867       1 main.go:260] Starting Plugins.",
+        f"{stamp}.207708       1 main.go:356] Retrieving plugins.",
+        f"{stamp}.207851       1 factory.go:112] Detected NVML platform: found NVML library",
+        f"{stamp}.207900       1 server.go:176] Starting GRPC server for 'nvidia.com/gpu'",
+        f"{stamp}.208588       1 server.go:117] Starting to serve 'nvidia.com/gpu' on /var/lib/kubelet/device-plugins/nvidia-gpu.sock",
+        f"{stamp}.209109       1 server.go:125] Registered device plugin for 'nvidia.com/gpu' with Kubelet",
+        f"{stamp}.209404       1 health.go:118] Ignoring the following XIDs for health checks: {ignored}",
+    ]
+    return "\n".join(head + list(tail)) + "\n"
+
+
+def plain_node(name: str, kubelet: str, labels: Optional[dict] = None, taints: Iterable[dict] = (),
+               capacity: Optional[dict] = None, cpu: str = "16", memory: str = "64Gi",
+               os_image: str = "Ubuntu 22.04.4 LTS", kernel: str = "5.15.0-113-generic",
+               runtime: str = "containerd://1.7.20") -> dict:
+    """A node without GPU feature-discovery labels (cloud GPU nodes before GFD runs):
+    the cloud's own labels say what it is."""
+    n = gpu_node(name, gpus=0, gfd=False, labels=labels, taints=taints, cpu=cpu, memory=memory, kubelet=kubelet,
+                 extra_capacity=capacity)
+    n["status"]["nodeInfo"].update({"osImage": os_image, "kernelVersion": kernel, "containerRuntimeVersion": runtime})
+    return n
+
+
+def pending(case: Case, p: dict, message: str, count: int = 1, source: str = "default-scheduler") -> dict:
+    """``p`` added to ``case``, Pending with the scheduler's message (``scheduler_said``)."""
+    case.add(p)
+    scheduler_said(case, p, message, count, source)
+    return p
