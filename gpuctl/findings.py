@@ -219,6 +219,27 @@ class Diagnosis:
         """From the verdict (docs/exit-codes.md): 0 healthy, else 1."""
         return 0 if self.verdict == "healthy" else 1
 
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> "Diagnosis":
+        """The diagnosis a ``gpuctl/diagnosis/v1`` document describes (what ``gpuctl
+        serve`` answers), for the renderers: ``to_dict`` of the result gives the
+        document back. A finding code this version does not know is a ValueError."""
+        def fix(f: dict[str, Any]) -> Fix:
+            return Fix(summary=str(f.get("summary", "")), commands=list(f.get("commands") or []),
+                       snippets=list(f.get("snippets") or []), needs_judgement=str(f.get("needsJudgement") or ""))
+
+        findings = [Finding(code=str(f.get("code")), summary=str(f.get("summary", "")),
+                            evidence=list(f.get("evidence") or []), nodes=list(f.get("nodes") or []),
+                            fixes=[fix(x) for x in f.get("fixes") or []],
+                            severity=Severity(f["severity"]) if f.get("severity") else None,
+                            symptom_of=f.get("symptomOf"))
+                    for f in doc.get("findings") or []]
+        checks = [CheckResult(name=str(c.get("name", "")), status=Status(c.get("status", "passed")),
+                              detail=str(c.get("detail", ""))) for c in doc.get("checks") or []]
+        return cls(target=dict(doc.get("target") or {}), verdict=str(doc.get("verdict", "inconclusive")),
+                   findings=findings, checks=checks, nodes=list(doc.get("nodes") or []),
+                   notes=list(doc.get("notes") or []), observed=list(doc.get("observed") or []))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": "gpuctl/diagnosis/v1",

@@ -16,6 +16,7 @@ from .common import (Common, NamespaceOpt, Output, OutputOpt, ReportOutput, Sour
 DcgmOpt = Annotated[Optional[str], typer.Option("--dcgm-url", help="Read DCGM exporter metrics from this URL (e.g. http://10.0.3.7:9400/metrics) instead of through the API server's pod proxy.", show_default=False)]
 PromOpt = Annotated[Optional[str], typer.Option("--prometheus-url", help="Read DCGM metrics from this Prometheus (PromQL over its HTTP API) instead of the exporter pod.", show_default=False)]
 
+ServerOpt = Annotated[Optional[str], typer.Option("--server", metavar="URL", help="Ask a running gpuctl serve (e.g. http://localhost:9402 after kubectl port-forward) instead of the API server: the answer from its watch cache, without API calls. -n or 'default' names the namespace.", show_default=False)]
 ProbeOpt = Annotated[Optional[list[str]], typer.Option("--probe", help="A probe document (gpuctl node probe -o json, run on a node) to read with the cluster; repeatable.", show_default=False)]
 NodeOutputOpt = Annotated[Output, typer.Option("--output", "-o", help="Output format: table, wide (every check and all evidence), json, yaml, markdown.", case_sensitive=False)]
 PendingOutputOpt = Annotated[ReportOutput, typer.Option("--output", "-o", help="Output format: table, wide (every pod and every fix of each group), json, yaml, markdown (csv is refused: groups are not rows).", case_sensitive=False)]
@@ -34,6 +35,7 @@ def pod(
     dcgm_url: DcgmOpt = None,
     prometheus_url: PromOpt = None,
     probe: ProbeOpt = None,
+    server: ServerOpt = None,
 ) -> int:
     """Diagnose a Pending or failing GPU pod: scheduler events, every node against the pod, device plugins, quotas and queues."""
     from ..engine import diagnose, find_pod_anywhere, parse_target
@@ -52,6 +54,12 @@ def pod(
     if kind == "pod":
         kind, target = None, name
     valid_name("pod" if kind is None else kind, name)
+    if server:
+        if kind is not None or all_namespaces:
+            raise UsageError("--server diagnoses one pod by NAME or NAMESPACE/NAME (gpuctl serve keeps no workloads)",
+                             "drop --server to diagnose a workload or search every namespace")
+        _server_only(opts, dcgm_url=dcgm_url, prometheus_url=prometheus_url, probe=probe)
+        return _from_server(opts, server, "pod", target, opts.namespace or "default")
     src = Source(opts)
     ns = src.namespace(all_namespaces, pod=name)
     if kind is None:
@@ -75,9 +83,13 @@ def node(
     dcgm_url: DcgmOpt = None,
     prometheus_url: PromOpt = None,
     probe: ProbeOpt = None,
+    server: ServerOpt = None,
 ) -> int:
     """Is this node's GPU stack healthy? GPUs expected vs advertised, device plugin and operator pods, driver/CUDA, MIG, Xid and ECC."""
     valid_name("node", name)
+    if server:
+        _server_only(opts, dcgm_url=dcgm_url, prometheus_url=prometheus_url, probe=probe)
+        return _from_server(opts, server, "node", name)
     from ..engine import diagnose_node
 
     snap = Source(opts).snapshot("collect_for_node", name=name, dcgm_url=dcgm_url, prometheus_url=prometheus_url,
@@ -95,11 +107,19 @@ def pending(
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace of the cluster.")] = False,
     output: PendingOutputOpt = ReportOutput.table,
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Keep watching (a watch cache, as gpuctl serve keeps): show the report again whenever it changes, until Ctrl-C. Live only.")] = False,
+    server: ServerOpt = None,
 ) -> int:
     """Every Pending GPU pod of the namespace (-A: the cluster), grouped by cause, biggest group first."""
     from ..reports.pending import pending_report
     from ..render import capacity as R
 
+    if server:
+        if watch:
+            from ..errors import UsageError
+
+            raise UsageError("--watch keeps its own watch cache; --server asks gpuctl serve once", "drop one of them")
+        _server_only(opts)
+        return _from_server(opts, server, "pending", namespace=None if all_namespaces else opts.namespace or "default")
     src = Source(opts)
     ns = src.namespace(all_namespaces)
     if watch:
@@ -142,6 +162,43 @@ def _watch_pending(opts: Common, src: Source, ns) -> int:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
     return 0
+
+
+def _server_only(opts: Common, **local: object) -> None:
+    """--server reads nothing but gpuctl serve's answer: a snapshot or an option that
+    adds local data is a usage error, not silently ignored."""
+    from ..errors import UsageError
+
+    if opts.snapshot:
+        raise UsageError("--server and --snapshot both say where to read from", "give one of them")
+    given = [f"--{k.replace('_', '-')}" for k, v in local.items() if v]
+    if given:
+        raise UsageError(f"{', '.join(given)} cannot be sent to gpuctl serve (--server)",
+                         "drop --server to read them with the cluster")
+
+
+def _from_server(opts: Common, server: str, kind: str, name: str = "", namespace: Optional[str] = None) -> int:
+    """One document from gpuctl serve, shown exactly as the local one would be."""
+    from ..collect.served import served_document
+
+    doc = served_document(server, kind, opts.request_timeout, name=name, namespace=namespace)
+    if kind == "pending":
+        from ..reports.pending import pending_exit_code
+        from ..render import capacity as R
+
+        emit(opts, doc, lambda console, wide: R.render_pending(doc, console, wide=wide),
+             markdown=lambda: R.pending_markdown(doc), csv=_no_csv)
+        return pending_exit_code(doc)
+    from ..errors import SourceError
+    from ..findings import Diagnosis
+
+    try:
+        diagnosis = Diagnosis.from_dict(doc)
+    except (ValueError, TypeError, KeyError) as e:
+        raise SourceError(f"gpuctl serve at {server}: its {kind} diagnosis cannot be read here ({e}); "
+                          "is it a newer gpuctl?") from None
+    show(diagnosis, opts)
+    return diagnosis.exit_code
 
 
 def _no_csv() -> None:

@@ -230,6 +230,14 @@ def _http_get(url: str, timeout: float, *, params: Optional[dict[str, str]] = No
               headers: Optional[dict[str, str]] = None, prometheus: bool = False) -> bytes:
     """One GET with a deadline, a size cap, and at most one retry after a refused or
     dropped connection. Raises only MetricsUnavailable."""
+    return http_get(url, timeout, params=params, headers=headers, prometheus=prometheus)[1]
+
+
+def http_get(url: str, timeout: float, *, params: Optional[dict[str, str]] = None,
+             headers: Optional[dict[str, str]] = None, prometheus: bool = False,
+             accept_status: tuple[int, ...] = (200,)) -> tuple[int, bytes]:
+    """``_http_get`` that also hands back the answers of the statuses in
+    ``accept_status`` (status, body) instead of raising for them."""
     import httpx
 
     timeout = float(timeout) if timeout and timeout > 0 and math.isfinite(timeout) else 10.0
@@ -243,13 +251,13 @@ def _http_get(url: str, timeout: float, *, params: Optional[dict[str, str]] = No
         try:
             with httpx.Client(timeout=httpx.Timeout(left), follow_redirects=True, max_redirects=3) as client:
                 with client.stream("GET", url, params=params, headers=hdrs) as resp:
-                    if resp.status_code != 200:
+                    if resp.status_code not in accept_status:
                         raise MetricsUnavailable("http-status", _status_detail(url, resp, deadline, prometheus))
                     declared = resp.headers.get("Content-Length", "")
                     if declared.isdigit() and int(declared) > MAX_METRICS_BYTES:
                         raise MetricsUnavailable("too-large", f"{url}: answer of {declared} bytes is over the "
                                                               f"{MAX_METRICS_BYTES // 2**20} MiB limit")
-                    return _read_capped(resp, url, deadline, timeout)
+                    return resp.status_code, _read_capped(resp, url, deadline, timeout)
         except MetricsUnavailable:
             raise
         except httpx.TimeoutException:

@@ -80,3 +80,35 @@ def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, 
         doc["unreadable"] = unreadable_dicts(unreadable)
         worst = max(worst, 1)
     return doc, worst
+
+
+def narrow_pending(doc: dict[str, Any], namespace: Optional[str]) -> dict[str, Any]:
+    """The cluster-wide pending report cut to one namespace without diagnosing again
+    (what ``gpuctl serve`` answers to ``/api/v1/pending?namespace=NS``): its pods only,
+    empty groups dropped, the groups ranked again as ``pending_report`` ranks them. A
+    group's summary is the cluster-wide one (its "N pods:" prefix counts this namespace)."""
+    if namespace is None:
+        return doc
+    order = {"blocker": 0, "critical": 1, "warning": 2, "info": 3}
+    groups = []
+    for g in doc.get("groups", []):
+        pods = [p for p in g["pods"] if (p.get("namespace") or "default") == namespace]
+        if not pods:
+            continue
+        summary = g["summary"]
+        head, sep, rest = summary.partition(" pods: ")
+        if sep and head.isdigit():
+            summary = f"{len(pods)} pods: {rest}" if len(pods) > 1 else rest
+        waits = [p["pendingSeconds"] for p in pods if p.get("pendingSeconds") is not None]
+        groups.append({**g, "summary": summary, "pods": pods, "oldestPendingSeconds": max(waits) if waits else None})
+    groups.sort(key=lambda g: (-len(g["pods"]), order.get(g["severity"], 4), g["code"]))
+    return {**doc, "scope": namespace, "pods": sum(len(g["pods"]) for g in groups), "groups": groups}
+
+
+def pending_exit_code(doc: dict[str, Any]) -> int:
+    """The exit code ``pending_report`` gives with ``doc``, read from the document: 1 when
+    a pod waits (any verdict but healthy), a list was incomplete, or an object could not
+    be read; else 0."""
+    waiting = any(p.get("verdict") != "healthy" for g in doc.get("groups", []) for p in g["pods"])
+    gaps = any(c.get("name", "").startswith("read ") for c in doc.get("checks", []))
+    return 1 if waiting or gaps or doc.get("unreadable") else 0

@@ -15,7 +15,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from ..collect.live import collect_cluster
 from ..collect.watch import CachedAPI
@@ -25,6 +25,7 @@ from .state import State, compute, pod_document
 log = logging.getLogger("gpuctl.serve")
 
 POD_PATH = re.compile(r"^/api/v1/pods/(?P<ns>[a-z0-9]([-a-z0-9]*[a-z0-9])?)/(?P<name>[a-z0-9]([-.a-z0-9]*[a-z0-9])?)/diagnosis$")
+NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 NODE_PATH = re.compile(r"^/api/v1/nodes/(?P<name>[^/]{1,253})/diagnosis$")
 MIN_GAP = 1.0   # seconds between two recomputes, however fast the cluster changes
 
@@ -135,7 +136,8 @@ def _json(status: int, doc: Any) -> tuple[int, str, bytes]:
 
 def route(service: Service, path: str) -> tuple[int, str, bytes]:
     """(status, content type, body) of a GET: the whole read-only API."""
-    path = urlsplit(path).path
+    parts = urlsplit(path)
+    path, query = parts.path, parts.query
     state = service.state
     if path == "/metrics":
         return 200, "text/plain; version=0.0.4; charset=utf-8", exposition(service.exporter)
@@ -150,7 +152,12 @@ def route(service: Service, path: str) -> tuple[int, str, bytes]:
     if state is None:
         return _json(503, {"error": "no diagnosis computed yet", "lastError": service.last_error})
     if path == "/api/v1/pending":
-        return _json(200, state.pending)
+        from ..reports.pending import narrow_pending
+
+        namespace = (parse_qs(query).get("namespace") or [None])[0]
+        if namespace is not None and not NAMESPACE.match(namespace):
+            return _json(400, {"error": f"invalid namespace {namespace!r}"})
+        return _json(200, narrow_pending(state.pending, namespace))
     if path == "/api/v1/capacity":
         return _json(200, state.capacity)
     m = POD_PATH.match(path)
