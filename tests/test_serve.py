@@ -285,3 +285,17 @@ def test_the_cache_follows_adds_updates_deletes_a_dropped_watch_and_an_expiry(cl
         assert sum(s.value for s in fams["gpuctl_relists"].samples) >= 1
     finally:
         svc.stop()
+
+
+@pytest.mark.parametrize("duration,interval,expected", [
+    (0.2, 15.0, (1.0, 15.0)),     # a quick recompute: a change brings the next to 1 s, else the interval
+    (9.4, 15.0, (9.4, 15.0)),     # the 150,000-pod cluster: at least as much rest as work
+    (40.0, 15.0, (40.0, 40.0)),   # slower than the interval: rest as long as it took, change or not
+    (0.0, 1.0, (1.0, 1.0)),
+])
+def test_recomputing_takes_at_most_half_a_core_however_fast_the_cluster_changes(duration, interval, expected):
+    from gpuctl.serve.server import waits
+
+    assert waits(duration, interval) == expected
+    soonest, latest = waits(duration, interval)
+    assert duration / (duration + soonest) <= 0.5 and soonest <= latest
