@@ -299,3 +299,28 @@ def test_recomputing_takes_at_most_half_a_core_however_fast_the_cluster_changes(
     assert waits(duration, interval) == expected
     soonest, latest = waits(duration, interval)
     assert duration / (duration + soonest) <= 0.5 and soonest <= latest
+
+
+@pytest.mark.parametrize("case", ["dcgm-exporter-348-gpu-fell-off-bus-allocatable-unchanged",
+                                  "akash-network-support-209-xid79-recurring-node"])
+def test_a_node_only_its_warning_events_accuse_is_diagnosed_and_exported(cli, serve, case):
+    from conftest import ROOT
+
+    snapdir = ROOT / "tests" / "realworld" / case / "snapshot"
+    _, kubeconfig = serve(snapdir)
+    svc = _service(kubeconfig)
+    try:
+        state = svc.recompute()
+        accused = {e.involvedObject.name for e in state.snapshot.events
+                   if e.involvedObject.kind == "Node" and e.type == "Warning"}
+        assert accused and accused <= set(state.nodes)
+        for node in accused:
+            live = cli("diagnose", "node", node, "--kubeconfig", kubeconfig, "--context", "incident", "-o", "json").json()
+            served = _as_printed(state.nodes[node])
+            assert [f["code"] for f in served["findings"]] == [f["code"] for f in live["findings"]]
+            assert served["verdict"] == live["verdict"] != "healthy"
+        fams = _families(exposition(svc.exporter))
+        exported = {(s.labels["node"], s.labels["code"]) for s in fams["gpuctl_node_findings"].samples if s.value}
+        assert {(n, f["code"]) for n in accused for f in state.nodes[n]["findings"] if f["severity"] != "info"} <= exported
+    finally:
+        svc.stop()

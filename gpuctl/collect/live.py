@@ -545,6 +545,30 @@ def troubled_nodes(snap: S.Snapshot) -> list[str]:
     return sorted(out)
 
 
+CONDITIONS_OK = {"Ready": "True", "MemoryPressure": "False", "DiskPressure": "False", "PIDPressure": "False",
+                 "NetworkUnavailable": "False"}   # any other condition: a health condition, "False" when healthy
+
+
+def nodes_showing_a_problem(snap: S.Snapshot) -> list[str]:
+    """GPU nodes that show a problem in the snapshot (what gpuctl serve diagnoses each
+    pass): ``troubled_nodes``, and nodes not Ready or under pressure, cordoned, with a
+    health condition raised, a health controller's taint, or a Warning event on the
+    Node (Xid, ECC, fallen off the bus, reboots)."""
+    from ..knowledge.state_taints import state_taint
+
+    out = set(troubled_nodes(snap))
+    for n in snap.nodes.values():
+        if n.metadata.name in out:
+            continue
+        if not any(catalog.is_gpu_resource(r) for r in n.status.capacity) and catalog.node_has_gpus(n.metadata.labels) is None:
+            continue
+        if n.spec.unschedulable or any(c.status != CONDITIONS_OK.get(c.type, "False") for c in n.status.conditions) \
+                or any(state_taint(t.key) is not None for t in n.spec.taints) \
+                or any(e.type == "Warning" for e in snap.events_for("Node", None, n.metadata.name)):
+            out.add(n.metadata.name)
+    return sorted(out)
+
+
 def plugin_log_nodes(snap: S.Snapshot) -> tuple[list[Node], list[str]]:
     """GPU nodes, and those whose plugin log is worth reading (at most MAX_PLUGIN_LOG_NODES)."""
     gpu_nodes = [n for n in snap.nodes.values()
@@ -714,13 +738,17 @@ AUTOSCALER_REASONS = ("FailedScheduling", "NotTriggerScaleUp", "TriggeredScaleUp
 
 
 def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Optional[str] = None,
-                    for_pending: bool = False, progress: Optional[Callable[[str], None]] = None) -> S.Snapshot:
+                    for_pending: bool = False, progress: Optional[Callable[[str], None]] = None,
+                    node_warnings: bool = False) -> S.Snapshot:
     """One snapshot of the cluster's GPU picture for `nodes capacity` and
     `diagnose pending`: the nodes (optionally by label selector), the
     non-terminated pods bound to them as slim records, the Pending pods in full,
     DRA slices and claims; for `diagnose pending` also the scheduler's and
     autoscalers' events, quotas, device-plugin pods of troubled nodes and the queue,
-    volume and DRA objects the Pending pods name. No per-pod round trips."""
+    volume and DRA objects the Pending pods name. No per-pod round trips.
+    ``node_warnings`` (gpuctl serve) adds the Warning events of every Node, one list:
+    the Xid, ECC and fallen-off-the-bus lines a node-problem-detector posts, so the GPU
+    nodes they name are diagnosed though they still look healthy."""
     say = progress or (lambda msg: None)
     c = LiveCollector(api)
     say("reading nodes")
@@ -743,6 +771,10 @@ def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Opt
     c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceslices", "ResourceSlice")
     c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "deviceclasses", "DeviceClass")
     c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceclaims", "ResourceClaim")
+    if node_warnings:
+        c._add_all("Event", c._try(S.EVENTS, "list Warning events of nodes", "list", "events",
+                                   lambda: api.list("/api/v1/events", "Event",
+                                                    {"fieldSelector": "involvedObject.kind=Node,type=Warning"})))
     if not for_pending:
         return c.snap
     say("reading scheduler and autoscaler events")
@@ -756,7 +788,7 @@ def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Opt
     c._add_all("ResourceQuota", c._try(S.QUOTAS, "list resourcequotas", "list", "resourcequotas",
                                        lambda: api.list(quota_path, "ResourceQuota"), namespace=namespace))
     gpu_nodes, log_nodes = plugin_log_nodes(c.snap)
-    troubled = set(troubled_nodes(c.snap))
+    troubled = set(nodes_showing_a_problem(c.snap) if node_warnings else troubled_nodes(c.snap))
     plugin_nodes = [n for n in gpu_nodes if n.metadata.name in troubled]
     if plugin_nodes:
         say("reading device-plugin pods of nodes without healthy GPUs")
@@ -841,3 +873,61 @@ def probes_from_pods(api: KubeAPI, namespace: str, selector: str, tail_lines: in
             out[doc["node"]] = doc
             break
     return out
+
+
+def collect_for_fit(api: KubeAPI, pods: list[Pod], free_nodes: Optional[list[str]] = None,
+                    kueue_namespaces: Optional[list[str]] = None, volcano: bool = False,
+                    progress: Optional[Callable[[str], None]] = None) -> S.Snapshot:
+    """``gpuctl fit``: what placing ``pods`` (records made from the manifests' pod
+    templates, not in the cluster) needs, and no more: the nodes; the
+    non-terminated pods bound to the nodes they may use (every node's, with labels,
+    when one has inter-pod rules; else the candidate nodes', without labels: for
+    ``--gpus`` this is what ``nodes capacity`` reads); the device-plugin pods of
+    troubled GPU nodes; the pods' namespaces' quotas; the PVCs, DRA objects and
+    queues they name; the full pods of the nodes ``--assume free=NODE`` empties (to
+    keep their DaemonSet pods). No events: pods that do not exist have none."""
+    say = progress or (lambda msg: None)
+    c = LiveCollector(api)
+    say("reading nodes")
+    c.nodes()
+    if S.NODES in c.snap.gaps and c.snap.gaps[S.NODES].reason in ("unreachable", "unauthorized", "timeout"):
+        raise _fatal(ApiFailure(None, c.snap.gaps[S.NODES].reason, c.snap.gaps[S.NODES].detail), "list nodes")
+    c.covered(S.EVENTS, S.LOGS, S.RUNTIMECLASSES, S.OWNERS, S.PENDING_PODS, S.METRICS, S.POOL)
+    if S.NODES not in c.snap.gaps:
+        every = any(needs_pod_labels(p) for p in pods)
+        wanted = sorted(c.snap.nodes) if every else sorted({n for p in pods for n in candidate_nodes(c.snap, p)})
+        say(f"reading the pods bound to {len(wanted)} nodes")
+        c.bound_pods(wanted, labels=every)
+    elif S.PODS not in c.snap.gaps:
+        c.snap.gaps[S.PODS] = S.Gap("list pods bound to the candidate nodes", "absent", "skipped: the nodes could not be read")
+    for n in free_nodes or []:
+        items = c._try(S.PODS, f"list pods on node {n}", "list", "pods",
+                       lambda n=n: api.list("/api/v1/pods", "Pod", {"fieldSelector": f"spec.nodeName={n},{NON_TERMINATED}"}))
+        c._add_all("Pod", items)
+    gpu_nodes, log_nodes = plugin_log_nodes(c.snap)
+    troubled = set(nodes_showing_a_problem(c.snap) if node_warnings else troubled_nodes(c.snap))
+    plugin_nodes = [n for n in gpu_nodes if n.metadata.name in troubled]
+    if plugin_nodes:
+        c.device_plugins(plugin_nodes, log_nodes)
+    c.covered(S.DEVICE_PLUGINS)
+    if pods:
+        c.unserved_plugins(pods[0])
+    for ns in sorted({p.metadata.namespace or "default" for p in pods}):
+        c.quotas(ns)
+    c.covered(S.PVCS, S.QUEUES, S.DRA)
+    for p in pods:
+        ns = p.metadata.namespace or "default"
+        claims = [v.persistentVolumeClaim.claimName for v in p.spec.volumes if v.persistentVolumeClaim]
+        if claims:
+            c.pvcs(ns, [x for x in claims if f"{ns}/{x}" not in c.snap.pvcs])
+        if p.spec.resourceClaims and not c.snap.objects("DeviceClass"):
+            c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceclaims", "ResourceClaim", ns=ns)
+            c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "deviceclasses", "DeviceClass")
+            c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceslices", "ResourceSlice")
+    for ns in kueue_namespaces or []:
+        c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "localqueues", "LocalQueue", ns=ns)
+    if kueue_namespaces:
+        c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "clusterqueues", "ClusterQueue")
+    if volcano:
+        c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "queues", "Queue")
+    return c.snap

@@ -58,7 +58,7 @@ class Service:
     def recompute(self) -> State:
         started = time.monotonic()
         self.cache.next_pass()
-        snap = collect_cluster(self.cache, for_pending=True)
+        snap = collect_cluster(self.cache, for_pending=True, node_warnings=True)
         state = compute(snap)
         state.duration = time.monotonic() - started
         self.state = state

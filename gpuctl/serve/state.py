@@ -11,13 +11,10 @@ from typing import Any, Optional
 from ..checks.context import PodContext
 from ..engine import diagnose_node
 from ..findings import Severity
-from ..knowledge import catalog
 from ..model.snapshot import Snapshot
 from ..reports.capacity import capacity_report
 from ..reports.pending import pending_report
 
-GPU_HEALTH_CONDITIONS_OK = {"Ready": "True", "MemoryPressure": "False", "DiskPressure": "False",
-                            "PIDPressure": "False", "NetworkUnavailable": "False"}
 MAX_NODE_DIAGNOSES = 500   # bounded work per pass: the nodes that show a problem, worst first
 
 
@@ -46,20 +43,11 @@ def _gpu_resource(snap: Snapshot, ns: str, name: str) -> str:
 
 
 def nodes_worth_diagnosing(snap: Snapshot) -> list[str]:
-    """GPU nodes that show a problem in the cached state: not Ready or under pressure,
-    cordoned, a GPU health condition raised, or no or unhealthy GPUs advertised (the
-    collectors' ``troubled_nodes``)."""
-    from ..collect.live import troubled_nodes
+    """The GPU nodes a pass diagnoses: the collectors' ``nodes_showing_a_problem``
+    (whose device-plugin pods the pass read), at most MAX_NODE_DIAGNOSES."""
+    from ..collect.live import nodes_showing_a_problem
 
-    out = set(troubled_nodes(snap))
-    for n in snap.nodes.values():
-        if n.metadata.name in out:
-            continue
-        if not any(catalog.is_gpu_resource(r) for r in n.status.capacity) and catalog.node_has_gpus(n.metadata.labels) is None:
-            continue
-        if n.spec.unschedulable or any(c.status != GPU_HEALTH_CONDITIONS_OK.get(c.type, "False") for c in n.status.conditions):
-            out.add(n.metadata.name)
-    return sorted(out)[:MAX_NODE_DIAGNOSES]
+    return nodes_showing_a_problem(snap)[:MAX_NODE_DIAGNOSES]
 
 
 def compute(snap: Snapshot) -> State:
