@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from . import node_health, pending, pod_state, runtime, workload
+from . import dra, node_health, pending, pod_state, runtime, workload
 from .base import CheckSpec
 
 CHECKS = (
@@ -30,7 +30,7 @@ CHECKS = (
     pod_state.scheduler_activity,
     pod_state.preemption,
     pod_state.volumes,
-    pod_state.dra_claims,
+    dra.dra_claims,
     pod_state.autoscaler,
     # diagnose pod NAME: runtime
     runtime.device_admission,
