@@ -120,6 +120,25 @@ def test_what_the_server_cannot_answer_is_one_line_and_the_exit_code(cli, served
         assert r.code == 2 and "Traceback" not in r.err and r.err.startswith("gpuctl: error:"), bad
 
 
+def _answering(body_for):
+    """A plain HTTP server on a free port answering every GET 200 with ``body_for(path)``:
+    something that is not gpuctl serve."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = body_for(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -140,19 +159,7 @@ def test_no_server_or_not_ready_or_not_gpuctl_is_exit_4(cli, serve):
         httpd.shutdown()
         svc.stop()
 
-    class Other(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = b"<html>hello</html>" if "pending" in self.path else b'{"schema": "something/else"}'
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *a):
-            pass
-
-    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Other)
-    threading.Thread(target=other.serve_forever, daemon=True).start()
+    other = _answering(lambda path: b"<html>hello</html>" if "pending" in path else b'{"schema": "something/else"}')
     try:
         base = f"http://127.0.0.1:{other.server_address[1]}"
         r = cli("diagnose", "pending", "-A", "--server", base)
@@ -170,19 +177,7 @@ def test_a_finding_code_this_version_does_not_know_is_exit_4(cli):
     newer = {"schema": "gpuctl/diagnosis/v1", "target": {"kind": "Pod", "name": "x"}, "verdict": "blocked",
              "findings": [{"code": "from-the-future", "severity": "blocker", "summary": "s"}], "checks": []}
 
-    class Newer(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = json.dumps(newer).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *a):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Newer)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    srv = _answering(lambda path: json.dumps(newer).encode())
     try:
         r = cli("diagnose", "pod", "x", "--server", f"http://127.0.0.1:{srv.server_address[1]}")
         assert r.code == 4 and "from-the-future" in r.err and "newer gpuctl" in r.err
