@@ -56,6 +56,7 @@ CODES: dict[str, CodeInfo] = {
         ("mig-profile-unavailable", B, "The requested MIG profile is not advertised or fully taken"),
         ("sharing-resource-mismatch", B, "The pod asks for the shared/unshared twin of what nodes advertise, or a sharing layer's resource its scheduler is not placing"),
         ("dra-claim-unallocatable", B, "A DRA ResourceClaim of the pod cannot be allocated"),
+        ("dra-selector-invalid", B, "A DRA selector (claim or DeviceClass) is invalid CEL or fails on every device"),
         ("quota-exceeded", B, "A ResourceQuota blocks the pod"),
         ("queue-not-admitted", B, "A queueing system (Kueue, Volcano, scheduling gates) holds the pod"),
         ("preemption-in-progress", W, "The pod waits for preempted pods to leave its nominated node"),

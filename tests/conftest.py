@@ -44,7 +44,10 @@ class Result:
 def cli(capsys, monkeypatch):
     """Run gpuctl in-process with a clean environment (no real kubeconfig, no colour)."""
     monkeypatch.delenv("KUBECONFIG", raising=False)
-    monkeypatch.delenv("GPUCTL_DEBUG", raising=False)
+    # --debug sets GPUCTL_DEBUG in os.environ in-process: set-then-delete so monkeypatch
+    # removes it again after the test, and no later test (or its subprocesses) inherits it
+    monkeypatch.setenv("GPUCTL_DEBUG", "")
+    monkeypatch.delenv("GPUCTL_DEBUG")
     monkeypatch.setenv("HOME", str(ROOT / "tests" / "nohome"))
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "80")

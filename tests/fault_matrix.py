@@ -78,6 +78,9 @@ COMMANDS: tuple[Command, ...] = (
             TESTS / "scenarios" / "untolerated-taint" / "snapshot", ("snapshot", "save", "{out}"), json_output=False),
     Command("label-nodes-apply", "`label-nodes --apply` (the one write; capacity/pools-and-selector)",
             TESTS / "capacity" / "pools-and-selector" / "snapshot", ("label-nodes", "--apply")),
+    Command("fit", "`fit -f manifest.yaml` (a 6-pod gang with topology spread; fit/topology-spread)",
+            TESTS / "fit" / "topology-spread" / "snapshot",
+            ("fit", "-f", str(TESTS / "fit" / "topology-spread" / "manifest.yaml"))),
 )
 COMMANDS_BY_KEY = {c.key: c for c in COMMANDS}
 

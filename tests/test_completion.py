@@ -81,3 +81,15 @@ def test_kubectl_plugin_list_finds_gpuctl():
         assert "kubectl-gpu" in out.stdout
         version = subprocess.run([kubectl, "gpu", "--version"], capture_output=True, text=True, env=env, timeout=60)
         assert version.stdout.startswith("gpuctl ")
+
+
+def test_fit_assumptions_complete_their_forms_then_node_names(serve):
+    srv, kc = serve(snapshot_of(SCENARIOS / "untolerated-taint"))
+    ctx = _ctx(kubeconfig=kc)
+    assert complete.complete_assumption(ctx, "") == ["uncordon=", "untaint=", "free="]
+    assert complete.complete_assumption(ctx, "un") == ["uncordon=", "untaint="]
+    nodes = complete.complete_node(ctx, "")
+    assert nodes
+    assert complete.complete_assumption(ctx, "uncordon=") == [f"uncordon={n}" for n in nodes]
+    assert f"untaint={nodes[0]}:" in complete.complete_assumption(ctx, "untaint=" + nodes[0])
+    assert complete.complete_assumption(ctx, "drain=") == []

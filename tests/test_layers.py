@@ -28,6 +28,7 @@ FLOORS = {
     "engine": 4, "apiserver": 4,
     "reports": 5,
     "serve": 6,                                  # the exporter: serves the reports' documents
+    "mcp": 6,                                    # the MCP tool server: the reports' documents as tools
     "cli": 7,
     "__main__": 8,
 }

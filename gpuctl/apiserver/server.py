@@ -139,9 +139,20 @@ _CATALOGUE: tuple[_KindInfo, ...] = (
     _KindInfo("kueue.x-k8s.io", "LocalQueue", "localqueues", True, crd=True),
     _KindInfo("kueue.x-k8s.io", "ClusterQueue", "clusterqueues", False, crd=True),
     _KindInfo("kueue.x-k8s.io", "ResourceFlavor", "resourceflavors", False, crd=True),
+    _KindInfo("kueue.x-k8s.io", "Cohort", "cohorts", False, crd=True),
+    _KindInfo("kueue.x-k8s.io", "AdmissionCheck", "admissionchecks", False, crd=True),
+    # Kueue's visibility API (an aggregated API, not a CRD): only the
+    # ``pendingworkloads`` subresource is answered, computed from the Workloads
+    # (_pending_workloads). Served when the snapshot holds a PendingWorkloadsSummary.
+    _KindInfo("visibility.kueue.x-k8s.io", "ClusterQueue", "clusterqueues", False, versions=("v1beta1", "v1beta2")),
+    _KindInfo("visibility.kueue.x-k8s.io", "LocalQueue", "localqueues", True, versions=("v1beta1", "v1beta2")),
     _KindInfo("scheduling.volcano.sh", "PodGroup", "podgroups", True, crd=True),
     _KindInfo("scheduling.volcano.sh", "Queue", "queues", False, crd=True),
     _KindInfo("batch.volcano.sh", "Job", "jobs", True, crd=True),
+    # KAI Scheduler (NVIDIA/KAI-Scheduler deployments/kai-scheduler/crds): Queue is
+    # cluster-scoped at v2, PodGroup namespaced at v2alpha2.
+    _KindInfo("scheduling.run.ai", "Queue", "queues", False, crd=True, versions=("v2",)),
+    _KindInfo("scheduling.run.ai", "PodGroup", "podgroups", True, crd=True, versions=("v2alpha2",)),
     _KindInfo("kubeflow.org", "PyTorchJob", "pytorchjobs", True, crd=True, versions=("v1",)),
     _KindInfo("kubeflow.org", "MPIJob", "mpijobs", True, crd=True, versions=("v1", "v2beta1")),
     _KindInfo("jobset.x-k8s.io", "JobSet", "jobsets", True, crd=True),
@@ -164,6 +175,7 @@ _ALWAYS_SERVED: tuple[tuple[str, str], ...] = (
     ("apiextensions.k8s.io", "v1"),
 )
 _BUILTIN_GROUPS = {g for g, _ in _ALWAYS_SERVED} | {"resource.k8s.io", "events.k8s.io"}
+VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
 
 
 @dataclass(frozen=True)
@@ -209,6 +221,57 @@ def _version_priority(version: str) -> tuple[int, int, int]:
         return (-1, 0, 0)
     stage = {"alpha": 0, "beta": 1, None: 2}[m.group(2)]
     return (stage, int(m.group(1)), int(m.group(3) or 0))
+
+
+# DRA (resource.k8s.io) is served at several versions at once, each object converted:
+# a cluster whose newest DRA version is v1 (1.34+) also serves v1beta2 and v1beta1, one
+# at v1beta2 (1.33) also v1beta1. v1beta2 and v1 have the same shapes; v1beta1 keeps a
+# request's fields flat on the request (no ``exactly``) and a device's under ``basic``
+# (k8s.io/api/resource/v1beta1 types.go; conversion in pkg/apis/resource/v1beta1).
+_DRA_GROUP = "resource.k8s.io"
+_DRA_SERVED_WITH = {"v1": ("v1", "v1beta2", "v1beta1"), "v1beta2": ("v1beta2", "v1beta1"), "v1beta1": ("v1beta1",)}
+
+
+def _dra_convert(obj: dict, to: str) -> dict:
+    """One DRA object at another served version (the object is a private copy)."""
+    out = json.loads(json.dumps(obj))
+    frm = out["apiVersion"].rpartition("/")[2]
+    out["apiVersion"] = f"{_DRA_GROUP}/{to}"
+    if (frm == "v1beta1") == (to == "v1beta1"):
+        return out
+    spec = out.get("spec") if isinstance(out.get("spec"), dict) else {}
+    if out.get("kind") == "ResourceClaimTemplate":
+        spec = spec.get("spec") if isinstance(spec.get("spec"), dict) else {}
+    devices = spec.get("devices") if isinstance(spec.get("devices"), dict) else None
+    if out.get("kind") in ("ResourceClaim", "ResourceClaimTemplate") and devices is not None:
+        reqs = devices.get("requests") if isinstance(devices.get("requests"), list) else []
+        if to == "v1beta1":
+            devices["requests"] = [dict(name=r.get("name"), **r["exactly"]) if isinstance(r, dict)
+                                   and isinstance(r.get("exactly"), dict) else r for r in reqs]
+        else:
+            devices["requests"] = [r if not isinstance(r, dict) or "firstAvailable" in r else
+                                   {"name": r.get("name"), "exactly": {k: v for k, v in r.items() if k != "name"}}
+                                   for r in reqs]
+    if out.get("kind") == "ResourceSlice" and isinstance(spec.get("devices"), list):
+        if to == "v1beta1":
+            spec["devices"] = [{"name": d.get("name"), "basic": {k: v for k, v in d.items() if k != "name"}}
+                               if isinstance(d, dict) else d for d in spec["devices"]]
+        else:
+            spec["devices"] = [{"name": d.get("name"), **(d.get("basic") or {})}
+                               if isinstance(d, dict) and isinstance(d.get("basic"), dict) else d for d in spec["devices"]]
+    return out
+
+
+def _dra_versions(objs: list[dict]) -> list[dict]:
+    """Copies of the DRA objects at the other versions the same API server serves."""
+    dra = [o for o in objs if o["apiVersion"].startswith(_DRA_GROUP + "/")]
+    have = {o["apiVersion"].rpartition("/")[2] for o in dra}
+    known = [v for v in have if v in _DRA_SERVED_WITH]
+    if not known:
+        return []
+    served = _DRA_SERVED_WITH[max(known, key=_version_priority)]
+    return [_dra_convert(o, v) for o in dra for v in served
+            if v != o["apiVersion"].rpartition("/")[2] and o["apiVersion"].rpartition("/")[2] in _DRA_SERVED_WITH]
 
 
 class _Catalog:
@@ -753,6 +816,7 @@ class _Store:
         for o in objs:
             if not o.get("apiVersion") or not o.get("kind") or not o.get("metadata", {}).get("name"):
                 raise ValueError(f"object needs apiVersion, kind and metadata.name: {json.dumps(o)[:200]}")
+        objs += _dra_versions(objs)   # DRA at every version the same server serves, converted
         self.catalog = _Catalog(objs, served)
         rvs = [int(o["metadata"]["resourceVersion"]) for o in objs
                if str(o["metadata"].get("resourceVersion", "")).isdigit()]
@@ -1605,6 +1669,9 @@ class ReadOnlyAPIServer:
         if (res is not None and info.subresource == "proxy" and res.plural == "pods" and not res.group
                 and info.namespace and info.name):
             return self._pod_proxy(res, info, req)
+        if (res is not None and res.group == VISIBILITY_GROUP and info.subresource == "pendingworkloads"
+                and info.verb == "get" and not info.extra_parts):
+            return self._pending_workloads(res, info, req)
         if res is None or info.extra_parts:
             return _status_response(404, _NOT_FOUND, details={})
         namespace = info.namespace
@@ -1627,6 +1694,57 @@ class ReadOnlyAPIServer:
         if info.verb in WRITE_VERBS:
             return self._write_verb(res, namespace, info, req)
         return self._method_not_allowed(res, info)
+
+    def _pending_workloads(self, res: _Resource, info: _RequestInfo, req: _Request) -> _Response:
+        """Kueue's visibility API (apis/visibility/v1beta1/types.go in kubernetes-sigs/kueue):
+        a ``PendingWorkloadsSummary`` of the ClusterQueue's (or LocalQueue's) pending
+        Workloads, computed from the served Workloads and LocalQueues in the order of
+        Kueue's queue (priority, then creation time), with ``positionInClusterQueue``
+        and ``positionInLocalQueue`` from 0; ``offset`` and ``limit`` (default 1000) page it."""
+        with self._lock:
+            objs = list(self._store.objects)
+        kueue = lambda o, kind: o.get("kind") == kind and str(o.get("apiVersion", "")).startswith("kueue.x-k8s.io/")  # noqa: E731
+        lqs = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]): (o.get("spec") or {}).get("clusterQueue")
+               for o in objs if kueue(o, "LocalQueue")}
+        if res.plural == "clusterqueues":
+            if not any(kueue(o, "ClusterQueue") and o["metadata"]["name"] == info.name for o in objs):
+                return self._not_found(res, info.name)
+            cq = info.name
+        else:
+            if (info.namespace, info.name) not in lqs:
+                return self._not_found(res, info.name)
+            cq = lqs[(info.namespace, info.name)]
+        pending = []
+        for o in objs:
+            if not kueue(o, "Workload"):
+                continue
+            spec, status = o.get("spec") or {}, o.get("status") or {}
+            conds = {c.get("type"): c.get("status") for c in status.get("conditions") or [] if isinstance(c, dict)}
+            if spec.get("active") is False or conds.get("QuotaReserved") == "True" or conds.get("Finished") == "True":
+                continue
+            lq = (o["metadata"].get("namespace", ""), str(spec.get("queueName") or ""))
+            if lqs.get(lq) != cq:
+                continue
+            prio = spec.get("priority") if isinstance(spec.get("priority"), int) else 0
+            pending.append((-prio, o["metadata"].get("creationTimestamp") or "", o["metadata"]["name"], prio, lq, o))
+        pending.sort(key=lambda t: t[:3])
+        items, per_lq = [], {}
+        for pos, (_, _, _, prio, lq, o) in enumerate(pending):
+            per_lq[lq] = per_lq.get(lq, -1) + 1
+            if res.plural == "localqueues" and lq != (info.namespace, info.name):
+                continue
+            md = o["metadata"]
+            items.append({"metadata": {k: md[k] for k in ("name", "namespace", "creationTimestamp", "ownerReferences")
+                                       if k in md},
+                          "priority": prio, "localQueueName": lq[1],
+                          "positionInClusterQueue": pos, "positionInLocalQueue": per_lq[lq]})
+        try:
+            offset = max(0, int(req.q("offset") or 0))
+            limit = max(0, int(req.q("limit") or 1000))
+        except ValueError:
+            return _status_response(400, "offset and limit must be integers")
+        return _json_response(200, {"kind": "PendingWorkloadsSummary", "apiVersion": f"{res.group}/{res.version}",
+                                    "metadata": {"creationTimestamp": None}, "items": items[offset:offset + limit]})
 
     def _write_verb(self, res: _Resource, namespace: str, info: _RequestInfo, req: _Request) -> _Response:
         """A write that got past _refuse_method (a subclass that allows writes routes them here)."""

@@ -13,6 +13,7 @@ from ..model.objects import GenericObject
 from ..model.quantity import parse_quantity
 from ..model.requests import pod_requests
 from ..model.snapshot import EVENTS, QUEUES, QUOTAS, Snapshot
+from . import kueue
 from .base import check
 from .context import human_age
 from .memo import Memo
@@ -224,15 +225,22 @@ def _suspended(ctx: WorkloadContext) -> Iterable[Finding]:
         return
     queue = obj.metadata.labels.get("kueue.x-k8s.io/queue-name")
     evidence = [f"{ctx.ref} spec.suspend: true"]
+    fixes: list[Fix] = []
+    summary = f"{ctx.ref} is suspended" + (f": Kueue has not admitted it (LocalQueue {queue})" if queue else "")
     for w in ctx.snap.objects("Workload"):
         if w.metadata.namespace == ns and any(o.uid == obj.metadata.uid for o in w.metadata.ownerReferences):
             for c in (w.status or {}).get("conditions") or []:
                 if c.get("status") == "False" and c.get("type") in ("QuotaReserved", "Admitted"):
                     evidence.append(f"workload/{w.metadata.name} {c.get('type')}=False ({c.get('reason')}): {c.get('message', '')}")
-    summary = f"{ctx.ref} is suspended" + (f": Kueue has not admitted it (LocalQueue {queue})" if queue else "")
+            hold = kueue.explain_workload(ctx.snap, ns, w)   # the quota per flavor, the cohort, the queue order
+            if hold.summary:
+                summary = f"{ctx.ref} is suspended: " + hold.summary[0].lower() + hold.summary[1:]
+                evidence += [line for line in hold.evidence if line not in evidence]
+                fixes += hold.fixes
+            break
     yield Finding("queue-not-admitted", summary, evidence=evidence, root_cause=True, disruption=1,
-                  fixes=[Fix("See why the queue holds it", [f"kubectl -n {ns} get workloads.kueue.x-k8s.io -o wide",
-                                                            "kubectl get clusterqueue -o wide"])])
+                  fixes=fixes or [Fix("See why the queue holds it", [f"kubectl -n {ns} get workloads.kueue.x-k8s.io -o wide",
+                                                                     "kubectl get clusterqueue -o wide"])])
 
 
 def _runtime_class_fix(snap: Snapshot, ns: str, obj, missing: str) -> Fix:

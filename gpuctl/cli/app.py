@@ -35,6 +35,8 @@ from .. import __version__
 from . import diagnose, label_nodes, nodes, runbook, snapshot
 from . import node_probe
 from . import serve as serve_cmd
+from . import fit as fit_cmd
+from . import mcp as mcp_cmd
 
 app = typer.Typer(
     name="gpuctl",
@@ -55,6 +57,8 @@ app.add_typer(node_probe.app, name="node")
 app.command("runbook")(runbook.runbook)
 app.command("label-nodes")(label_nodes.label_nodes)
 app.command("serve")(serve_cmd.serve)
+app.command("fit")(fit_cmd.fit)
+app.command("mcp")(mcp_cmd.mcp)
 
 
 def _version(value: bool) -> None:
@@ -82,7 +86,7 @@ def _error(message: str) -> None:
 # The full command paths, and the options every command of a cluster takes: kubectl
 # users put them first (`gpuctl -n ml diagnose pod x`, `gpuctl --context prod nodes capacity`).
 COMMAND_PATHS = {("diagnose", "pod"), ("diagnose", "node"), ("diagnose", "pending"), ("nodes", "capacity"),
-                 ("snapshot", "save"), ("snapshot", "serve"), ("node", "probe"), ("runbook",), ("label-nodes",)}
+                 ("snapshot", "save"), ("snapshot", "serve"), ("node", "probe"), ("runbook",), ("label-nodes",), ("fit",), ("mcp",)}
 LEADING_WITH_VALUE = {"--kubeconfig", "--context", "-n", "--namespace", "-o", "--output", "--snapshot",
                       "--request-timeout", "--as", "--token", "-l", "--selector"}
 LEADING_FLAGS = {"--no-color", "-A", "--all-namespaces"}

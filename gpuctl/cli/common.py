@@ -182,10 +182,12 @@ def set_debug(flag: bool) -> None:
     load()
 
 
-def load_offline(path: str):
-    from ..collect.files import load_snapshot
+def load_offline(path: str, collector: Optional[str] = None, args: Optional[dict[str, Any]] = None):
+    """The snapshot at ``path``; given the live collector a command would call (and
+    its arguments), only what that collector would read (collect/files.py need_for)."""
+    from ..collect.files import load_snapshot, need_for
 
-    return load_snapshot(path)
+    return load_snapshot(path, need_for(collector, args) if collector else None)
 
 
 # ------------------------------------------------------------------ the shared options, once
@@ -280,7 +282,7 @@ class Source:
         Offline: the ``--snapshot``, narrowed by ``args['selector']`` as the API server
         would. Either way the probe documents ``probes`` join it."""
         if self.offline:
-            snap = load_offline(self.opts.snapshot)
+            snap = load_offline(self.opts.snapshot, collector, args)
             if args.get("selector"):
                 keep_selected(snap, args["selector"])
         else:

@@ -65,6 +65,17 @@ def complete_node(ctx: Any, incomplete: str) -> list[str]:
     return _names(ctx, "/api/v1/nodes", incomplete)
 
 
+def complete_assumption(ctx: Any, incomplete: str) -> list[str]:
+    """``gpuctl fit --assume``: the three forms, then the cluster's node names after
+    ``uncordon=``, ``untaint=`` or ``free=``."""
+    what, eq, node = incomplete.partition("=")
+    if not eq:
+        return [f"{w}=" for w in ("uncordon", "untaint", "free") if w.startswith(what)]
+    if what not in ("uncordon", "untaint", "free"):
+        return []
+    return [f"{what}={n}" + (":" if what == "untaint" else "") for n in complete_node(ctx, node)]
+
+
 def complete_namespace(ctx: Any, incomplete: str) -> list[str]:
     return _names(ctx, "/api/v1/namespaces", incomplete)
 

@@ -42,7 +42,7 @@ def label_nodes(
 ) -> int:
     """Compute GPU labels (gpu-type, gpu-memory, …) from each node's detected SKU; show the diff; write only with --apply."""
     from ..errors import UsageError
-    from ..reports.labels import labels_document, plan_node, target_nodes
+    from ..reports.labels import label_keys, labels_document, plan_node, target_nodes
 
     names, keys = label_keys(include, key, prefix)
     for n in nodes or []:
@@ -96,19 +96,3 @@ def label_nodes(
     return 1 if doc.get("unreadable") or any(p.status in ("unknown", "conflict") for p in plans) else 0
 
 
-def label_keys(include: str, key: Optional[list[str]], prefix: str) -> tuple[tuple[str, ...], dict[str, str]]:
-    """--include, --key and --prefix: the labels managed and each one's key."""
-    from ..errors import UsageError
-    from ..reports.labels import DEFAULT_INCLUDED, KEYS, resolve_keys
-
-    names = [n.strip() for n in include.split(",") if n.strip()] or list(DEFAULT_INCLUDED)
-    bad = [n for n in names if n not in KEYS]
-    if bad:
-        raise UsageError(f"--include: unknown label {', '.join(bad)}; use {', '.join(KEYS)}")
-    overrides = {}
-    for k in key or []:
-        name, _, label = k.partition("=")
-        if name not in KEYS or not label:
-            raise UsageError(f"--key {k!r}: use NAME=LABEL with NAME in {', '.join(KEYS)}")
-        overrides[name] = label
-    return tuple(names), resolve_keys(prefix, overrides)

@@ -87,6 +87,7 @@ COLLECT: list[tuple[str, str, str, bool]] = [
     ("kueue-localqueues", "/apis/kueue.x-k8s.io/v1beta1{ns}/localqueues", "LocalQueue", True),
     ("kueue-clusterqueues", "/apis/kueue.x-k8s.io/v1beta1/clusterqueues", "ClusterQueue", False),
     ("kueue-resourceflavors", "/apis/kueue.x-k8s.io/v1beta1/resourceflavors", "ResourceFlavor", False),
+    ("kueue-cohorts", "/apis/kueue.x-k8s.io/v1beta1/cohorts", "Cohort", False),
     ("volcano-podgroups", "/apis/scheduling.volcano.sh/v1beta1{ns}/podgroups", "PodGroup", True),
     ("volcano-queues", "/apis/scheduling.volcano.sh/v1beta1/queues", "Queue", False),
     ("volcano-jobs", "/apis/batch.volcano.sh/v1alpha1{ns}/jobs", "Job", True),
@@ -95,6 +96,8 @@ COLLECT: list[tuple[str, str, str, bool]] = [
     ("jobsets", "/apis/jobset.x-k8s.io/v1alpha2{ns}/jobsets", "JobSet", True),
     ("karpenter-nodeclaims", "/apis/karpenter.sh/v1/nodeclaims", "NodeClaim", False),
     ("karpenter-nodepools", "/apis/karpenter.sh/v1/nodepools", "NodePool", False),
+    ("kai-queues", "/apis/scheduling.run.ai/v2/queues", "Queue", False),
+    ("kai-podgroups", "/apis/scheduling.run.ai/v2alpha2{ns}/podgroups", "PodGroup", True),
 ]
 
 # The data sets (Snapshot gap keys) each list feeds. A list that could not be read,
@@ -104,7 +107,7 @@ COLLECT: list[tuple[str, str, str, bool]] = [
 FEEDS: dict[str, tuple[str, ...]] = {
     "nodes": (S.NODES,), "pods": (S.PODS, S.DEVICE_PLUGINS), "events": (S.EVENTS,),
     "resourcequotas": (S.QUOTAS,), "persistentvolumeclaims": (S.PVCS,), "runtimeclasses": (S.RUNTIMECLASSES,),
-    "kueue-workloads": (S.QUEUES,), "volcano-podgroups": (S.QUEUES,),
+    "kueue-workloads": (S.QUEUES,), "volcano-podgroups": (S.QUEUES,), "kai-podgroups": (S.QUEUES,),
     "resourceclaims": (S.DRA,), "resourceslices": (S.DRA,), "deviceclasses": (S.DRA,),
 }
 # data sets that span namespaces: incomplete when only one namespace was collected
@@ -227,15 +230,19 @@ def redact_object(obj: dict[str, Any]) -> dict[str, Any]:
     every ``env`` list, container ``command``/``args``, last-applied annotations,
     Secret data and ConfigMap data other than the GPU stack's own."""
     stack: list[Any] = [obj]
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
+        node = pop()
+        if type(node) is list or isinstance(node, list):
+            for v in node:
+                t = type(v)
+                if t is dict or t is list or (t is not str and isinstance(v, (dict, list))):
+                    push(v)
             continue
         if not isinstance(node, dict):
             continue
         md = node.get("metadata")
-        if isinstance(md, dict):
+        if md is not None and isinstance(md, dict):
             ann = md.get("annotations")
             if isinstance(ann, dict) and LAST_APPLIED in ann:
                 ann[LAST_APPLIED] = REDACTED
@@ -244,12 +251,17 @@ def redact_object(obj: dict[str, Any]) -> dict[str, Any]:
             for key in ("data", "binaryData", "stringData"):
                 if isinstance(node.get(key), dict):
                     node[key] = {k: REDACTED for k in node[key]}
-        if isinstance(node.get("env"), list):
-            _redact_env(node["env"])
+        env = node.get("env")
+        if env is not None and isinstance(env, list):
+            _redact_env(env)
         for key in ("command", "args"):
-            if isinstance(node.get(key), list):
-                _redact_args(node[key])
-        stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+            v = node.get(key)
+            if v is not None and isinstance(v, list):
+                _redact_args(v)
+        for v in node.values():
+            t = type(v)
+            if t is dict or t is list or (t is not str and isinstance(v, (dict, list))):
+                push(v)
     return obj
 
 
@@ -774,6 +786,51 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
     return report
 
 
+# Versions to try, in order, when a list's group is served at another version than
+# COLLECT names (a 1.32 cluster serves DRA at v1beta1 only; Cohorts were v1alpha1
+# before Kueue 0.11); the objects are saved as the server returns them.
+API_VERSIONS = {"resource.k8s.io": ("v1", "v1beta2", "v1beta1"), "kueue.x-k8s.io": ("v1beta1", "v1beta2", "v1alpha1")}
+
+
+def _version_templates(template: str, group: str) -> list[str]:
+    versions = API_VERSIONS.get(group)
+    head = f"/apis/{group}/"
+    if not versions or not template.startswith(head):
+        return [template]
+    first = template[len(head):].split("/", 1)[0]
+    return [template] + [template.replace(f"{head}{first}/", f"{head}{v}/", 1) for v in versions if v != first]
+
+
+def _list_into(api: Any, template: str, scope: Optional[str], namespaced: bool, kind: str, stem: str,
+               fallback_ns: str, keep: Callable[[dict[str, Any], str, "_ListWriter"], None], writer: "_ListWriter",
+               report: SaveReport) -> None:
+    """The list into ``writer``: cluster-wide (or ``scope``), else, when only that is
+    allowed, the user's own namespace (said in the report)."""
+    from .kube import ApiFailure, gap_from
+
+    path = template.format(ns=f"/namespaces/{scope}" if scope else "")
+    try:
+        for item in _raw_items(api, path):
+            keep(item, kind, writer)
+    except ApiFailure as e:
+        # A namespace-scoped role (a typical ML user): the cluster-wide list is
+        # forbidden, the user's own namespace is not. Collect that, and say so.
+        if not (e.reason == "forbidden" and namespaced and scope is None and writer.n == 0):
+            raise
+        if stem == "pods":   # the bundle's pods (where targets are looked up) are one namespace's
+            report.namespaces = [fallback_ns]
+            for key in CROSS_NAMESPACE:
+                report.data_gaps.setdefault(key, gap_from(e, "list pods (cluster-wide)", "list", "pods"))
+        try:
+            for item in _raw_items(api, template.format(ns=f"/namespaces/{fallback_ns}")):
+                keep(item, kind, writer)
+        except ApiFailure as inner:
+            inner.scope = fallback_ns     # what the gap names: the namespace list failed
+            raise
+        report.gaps.append(f"{stem}: forbidden cluster-wide ({e.message}); collected namespace "
+                           f"{fallback_ns} only")
+
+
 def _save_list(api: Any, work: Path, entry: tuple, namespace: Optional[str], fallback_ns: str,
                keep: Callable[[dict[str, Any], str, "_ListWriter"], None], report: SaveReport) -> None:
     """One COLLECT entry into STEM.json: cluster-wide, or the user's namespace when
@@ -782,28 +839,20 @@ def _save_list(api: Any, work: Path, entry: tuple, namespace: Optional[str], fal
 
     stem, template, kind, namespaced = entry
     group, resource = _resource_of(template)
-    scope = namespace if namespaced else None
-    path = template.format(ns=f"/namespaces/{scope}" if scope else "")
     writer = _ListWriter(work / f"{stem}.json")
+    templates = _version_templates(template, group)
     try:
-        try:
-            for item in _raw_items(api, path):
-                keep(item, kind, writer)
-        except ApiFailure as e:
-            # A namespace-scoped role (a typical ML user): the cluster-wide list is
-            # forbidden, the user's own namespace is not. Collect that, and say so.
-            if not (e.reason == "forbidden" and namespaced and scope is None and writer.n == 0):
+        for i, template in enumerate(templates):
+            scope = namespace if namespaced else None
+            try:
+                _list_into(api, template, scope, namespaced, kind, stem, fallback_ns, keep, writer, report)
+                break
+            except ApiFailure as e:
+                if e.reason == "not-found" and writer.n == 0 and i + 1 < len(templates):
+                    continue      # not served at this version: the API's next one (DRA v1 -> v1beta2 -> v1beta1)
                 raise
-            if stem == "pods":   # the bundle's pods (where targets are looked up) are one namespace's
-                report.namespaces = [fallback_ns]
-                for key in CROSS_NAMESPACE:
-                    report.data_gaps.setdefault(key, gap_from(e, "list pods (cluster-wide)", "list", "pods"))
-            scope = fallback_ns
-            for item in _raw_items(api, template.format(ns=f"/namespaces/{fallback_ns}")):
-                keep(item, kind, writer)
-            report.gaps.append(f"{stem}: forbidden cluster-wide ({e.message}); collected namespace "
-                               f"{fallback_ns} only")
     except ApiFailure as e:
+        scope = getattr(e, "scope", scope)
         if e.reason != "not-found":
             report.gaps.append(f"{stem}: {e.reason} ({e.message})")
             where = f"in namespace {scope}" if scope else "cluster-wide"
@@ -995,17 +1044,57 @@ def _kind_stem(kind: str) -> str:
     return (re.sub(r"[^A-Za-z0-9]", "", kind)[:100] or "object").lower() + "s"
 
 
+def _newest(kind: str, obj: dict[str, Any], newest: Optional[dt.datetime]) -> Optional[dt.datetime]:
+    """The newest of ``newest`` and the timestamps Snapshot.now reads in one Node, Pod
+    or Event (as a dict): a re-bundle's capturedAt without reading the records."""
+    def get(d: Any, *keys: str) -> Any:
+        for k in keys:
+            d = d.get(k) if isinstance(d, dict) else None
+        return d
+
+    def items(d: Any, *keys: str) -> list[Any]:
+        v = get(d, *keys)
+        return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+
+    texts: list[Any] = []
+    if kind in ("Node", "Pod"):
+        texts.append(get(obj, "metadata", "creationTimestamp"))
+        for c in items(obj, "status", "conditions"):
+            texts.append(c.get("lastTransitionTime"))
+            if kind == "Node":
+                texts.append(c.get("lastHeartbeatTime"))
+        if kind == "Pod":
+            for cs in items(obj, "status", "containerStatuses"):
+                for st in (cs.get("state"), cs.get("lastState")):
+                    texts.append(get(st, "running", "startedAt"))
+                    texts.append(get(st, "terminated", "finishedAt"))
+    elif kind == "Event":
+        texts.append(get(obj, "series", "lastObservedTime") or obj.get("lastTimestamp") or obj.get("eventTime")
+                     or obj.get("firstTimestamp"))
+    for text in texts:
+        t = S.parse_time(text) if isinstance(text, str) else None
+        if t is not None and (newest is None or t > newest):
+            newest = t
+    return newest
+
+
 def save_offline(source: str, dest: str, redact: bool = True, force: bool = False) -> SaveReport:
-    """Re-bundle (and redact) an existing snapshot or kubectl dump."""
-    from .files import iter_raw_objects, load_snapshot, raw_logs
+    """Re-bundle (and redact) an existing snapshot or kubectl dump, object by object:
+    the source is checked as --snapshot checks it (without keeping its records), then
+    streamed file by file, batch by batch, into the new bundle."""
+    from .files import Need, iter_raw_objects, load_snapshot, raw_logs
 
     report = SaveReport(dest)
     with _staged(dest, force) as stage:          # checks the destination before the source is read
         work = stage.work
-        snap = load_snapshot(source)  # validates it, and gives capturedAt/context
+        # validates it as --snapshot would (nothing kept), and gives capturedAt, context, gaps
+        snap = load_snapshot(source, Need(kinds=frozenset(), by_name=False))
+        newest: Optional[dt.datetime] = None
         writers: dict[str, _ListWriter] = {}
         try:
             for top in iter_raw_objects(source):
+                if snap.captured_at is None and top.get("kind") in ("Node", "Pod", "Event"):
+                    newest = _newest(top["kind"], top, newest)
                 for obj in _flatten(top):
                     kind = str(obj["kind"])
                     if kind.lower() == "secret":
@@ -1034,7 +1123,8 @@ def save_offline(source: str, dest: str, redact: bool = True, force: bool = Fals
         report.data_gaps = {k: g for k, g in snap.gaps.items() if g.reason != "absent" or k != S.NODES}
         report.log_gaps = dict(snap.log_gaps)
         report.namespaces = snap.namespaces
-        _write_meta(work, snap.context, snap.now(), redact, report)
+        captured = snap.captured_at or newest or dt.datetime.now(dt.timezone.utc)
+        _write_meta(work, snap.context, captured, redact, report)
         stage.finish()
     return report
 

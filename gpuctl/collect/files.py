@@ -5,20 +5,25 @@ one object, a typed list, a ``v1 List`` of mixed kinds, or YAML documents — ex
 what ``kubectl get … -o json|yaml`` prints. A directory holds such files at its top
 level plus optional ``logs/``, ``metrics/``, ``probes/`` and ``snapshot.json``.
 
-JSON is decoded with msgspec straight into the slim records (item by item, so one
-malformed object is reported by name instead of failing the file). Bundles are read
-in memory from the tarball, never extracted; unsafe members are refused.
+JSON Lists are streamed: cut into batches of whole items, each decoded by msgspec in
+one call straight into the slim records a command needs (see "streaming" below); a
+batch that does not decode cleanly is read item by item, so one malformed object is
+reported by name instead of failing the file. Tarballs are read member by member in
+one pass, never extracted; unsafe members are refused.
 """
 
 from __future__ import annotations
 
+import gc
+import io
 import json
 import os
 import re
 import stat
 import tarfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Union
 
 import msgspec
 
@@ -52,11 +57,13 @@ _list_dec = msgspec.json.Decoder(_RawList)
 class SnapshotFiles:
     """A snapshot's files, from a directory, a tarball or a single file."""
 
-    def __init__(self, path: Path, names: list[str], read: Callable[[str], bytes], single: bool = False):
+    def __init__(self, path: Path, names: list[str], read: Callable[[str], bytes], single: bool = False,
+                 opener: Optional[Callable[[str], Any]] = None):
         self.path = path
         self.names = names
         self.read = read
         self.single = single
+        self.opener = opener      # a file's stream (directories and single files; None: read() only)
 
     single: bool = False      # one file given alone: an object file whatever its name
 
@@ -64,6 +71,10 @@ class SnapshotFiles:
     def shown(self) -> str:
         """The snapshot as the user named it (a single file, not its folder)."""
         return str(self.path / self.names[0]) if self.single else str(self.path)
+
+    def read_name(self, name: str) -> str:
+        """How a read error names the file (a single file: its path, as given)."""
+        return str(self.path / name) if self.single else name
 
     def top_level_object_files(self) -> list[str]:
         if self.single:
@@ -136,7 +147,7 @@ def open_snapshot(path: str | os.PathLike) -> SnapshotFiles:
         def read_dir(name: str) -> bytes:
             return _read_regular(p / name, name)
 
-        return SnapshotFiles(p, names, read_dir)
+        return SnapshotFiles(p, names, read_dir, opener=lambda name: _open_regular(p / name, name))
     try:
         mode = os.stat(p).st_mode
     except OSError as e:
@@ -145,7 +156,8 @@ def open_snapshot(path: str | os.PathLike) -> SnapshotFiles:
         raise SourceError(f"snapshot {p}: not a regular file, directory or .tar.gz bundle")
     if p.name.lower().endswith((".tar.gz", ".tgz", ".tar")):
         return _open_tarball(p)
-    return SnapshotFiles(p.parent, [p.name], lambda name: _read_regular(p, str(p)), single=True)
+    return SnapshotFiles(p.parent, [p.name], lambda name: _read_regular(p, str(p)), single=True,
+                         opener=lambda name: _open_regular(p, str(p)))
 
 
 def _member_name(name: str) -> str:
@@ -390,54 +402,6 @@ def _is_empty_list(data: bytes) -> bool:
         return False
 
 
-def load_snapshot(path: str | os.PathLike) -> Snapshot:
-    files = open_snapshot(path)
-    snap = Snapshot(source="snapshot")
-    object_files = files.top_level_object_files()
-    if not object_files:
-        raise SourceError(f"snapshot {files.shown}: no JSON or YAML object files found")
-    names = set(files.names)
-    if META_FILE in names:
-        try:
-            meta = json.loads(files.read(META_FILE))
-            snap.captured_at = parse_time(meta.get("capturedAt"))
-            snap.context = meta.get("context")
-        except (ValueError, AttributeError) as e:
-            raise SourceError(f"snapshot file {META_FILE}: not valid snapshot metadata ({e})") from None
-        _restore_gaps(snap, meta)
-    for name in object_files:
-        data = files.read(name)
-        if not data.strip():
-            raise SourceError(f"snapshot file {name}: empty")
-        if name.endswith(".json") or data.lstrip()[:1] in (b"{", b"["):
-            items = _iter_json_items(data, name)
-        else:
-            items = _iter_yaml_items(data, name)
-        if decode_into(snap, items, name) == 0 and not _is_empty_list(data):
-            raise SourceError(f"snapshot file {name}: holds no Kubernetes objects")
-    if not (snap.nodes or snap.pods or snap.events or snap.generic or snap.quotas):
-        raise SourceError(f"snapshot {files.shown}: holds no Kubernetes objects")
-    if not snap.nodes:
-        snap.gaps.setdefault(NODES, Gap("nodes", "absent", "the snapshot holds no Node objects"))
-
-    def load_log(ns: str, pod: str, container: str, previous: bool) -> Optional[str]:
-        name = f"logs/{ns}/{pod}/{container}{'.previous' if previous else ''}.log"
-        if name not in names:
-            return None
-        return files.read(name).decode("utf-8", errors="replace")
-
-    snap.logs = LogStore(load_log)
-    for name in names:
-        if name.startswith("metrics/") and name.endswith(".prom"):
-            snap.metrics[Path(name).stem] = files.read(name).decode("utf-8", errors="replace")
-        elif name.startswith("probes/") and name.endswith(".json"):
-            try:
-                snap.probes[Path(name).stem] = json.loads(files.read(name))
-            except ValueError:
-                snap.malformed.append(f"probe file {name}: not valid JSON")
-    return snap
-
-
 _GAP_FIELDS = ("what", "reason", "detail", "verb", "resource", "namespace", "group")
 
 
@@ -471,27 +435,6 @@ def _restore_gaps(snap: Snapshot, meta: Any) -> None:
                 snap.malformed.append(f"{META_FILE}: {field_name} entry {str(key)[:80]!r} is not a gap record")
 
 
-def iter_raw_objects(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
-    """Every object of a snapshot as a plain dict (for the local API server)."""
-    files = open_snapshot(path)
-    for name in files.top_level_object_files():
-        data = files.read(name)
-        if name.endswith(".json") or data.lstrip()[:1] in (b"{", b"["):
-            for kind, raw in _iter_json_items(data, name):
-                try:
-                    d = O.decode_lenient(msgspec.json, raw) if not isinstance(raw, dict) else raw
-                except RecursionError:
-                    continue
-                if kind and isinstance(d, dict):
-                    d.setdefault("kind", kind)
-                    yield d
-        else:
-            for kind, d in _iter_yaml_items(data, name):
-                if kind and isinstance(d, dict):
-                    d.setdefault("kind", kind)
-                    yield d
-
-
 def raw_logs(path: str | os.PathLike) -> dict[tuple[str, str, str, bool], str]:
     files = open_snapshot(path)
     out = {}
@@ -515,3 +458,1066 @@ def raw_metrics(path: str | os.PathLike) -> dict[str, str]:
         if len(parts) == 2 and parts[0] == "metrics" and parts[1].endswith(".prom") and len(parts[1]) > 5:
             out[parts[1][:-5]] = files.read(name).decode("utf-8", errors="replace")
     return out
+
+
+# ------------------------------------------------------------------ streaming (issue 18)
+#
+# A large List file is never held whole: it is read in chunks, the top-level
+# ``items`` array is cut into batches of whole items, and each batch is decoded by
+# msgspec in one call straight into the records a command needs (a tagged union on
+# ``kind``: records of kinds it does not need are skipped unparsed). Where a cut
+# cannot be proven, or a batch does not decode cleanly, the exact per-item path of
+# before takes over for that batch; anything odd about the file itself (not a
+# List, truncated, nested too deep, kind-less items before the list's kind) makes
+# the file go through the whole-file reader of before, so errors and salvaging are
+# exactly what they were. See docs/snapshots.md ("Reading large snapshots").
+
+STREAM_CHUNK = 4 << 20            # bytes read at a time
+STREAM_BATCH = 4 << 20            # bytes of items decoded per msgspec call
+MAX_HEAD_BYTES = 64 << 20         # where "items" must begin (else: the whole-file reader)
+
+# File names `snapshot save` writes, and the kind each holds.
+STEM_KINDS = {
+    "nodes": "Node", "pods": "Pod", "events": "Event", "namespaces": "Namespace", "resourcequotas": "ResourceQuota",
+    "limitranges": "LimitRange", "configmaps": "ConfigMap", "persistentvolumeclaims": "PersistentVolumeClaim",
+    "persistentvolumes": "PersistentVolume", "priorityclasses": "PriorityClass", "runtimeclasses": "RuntimeClass",
+    "storageclasses": "StorageClass", "daemonsets": "DaemonSet", "deployments": "Deployment",
+    "replicasets": "ReplicaSet", "statefulsets": "StatefulSet", "jobs": "Job", "resourceclaims": "ResourceClaim",
+    "resourceclaimtemplates": "ResourceClaimTemplate", "deviceclasses": "DeviceClass",
+    "resourceslices": "ResourceSlice", "kueue-workloads": "Workload", "kueue-localqueues": "LocalQueue",
+    "kueue-clusterqueues": "ClusterQueue", "kueue-resourceflavors": "ResourceFlavor", "volcano-podgroups": "PodGroup",
+    "volcano-queues": "Queue", "volcano-jobs": "Job", "pytorchjobs": "PyTorchJob", "mpijobs": "MPIJob",
+    "jobsets": "JobSet", "karpenter-nodeclaims": "NodeClaim", "karpenter-nodepools": "NodePool",
+    "kai-queues": "Queue", "kai-podgroups": "PodGroup",
+}
+
+
+@dataclass(frozen=True)
+class Need:
+    """What a command reads from a snapshot (``None`` everywhere: everything, in full,
+    as before). ``kinds``: the kinds decoded (the others are skipped unparsed, and a
+    file named after a kind it does not need, ``pods.json``, is not read at all).
+    ``slim_pods``: pods are decoded as ``BoundPod`` records (what the live path lists
+    in bulk) except those ``full_pod`` picks, which are read in full (``Pod``)."""
+
+    kinds: Optional[frozenset] = None
+    slim_pods: bool = False
+    full_pod: Optional[Callable[[Any], bool]] = None
+    key: tuple = ()
+    by_name: bool = True      # a file named after a kind not needed is left unread
+    lite: bool = False        # slim pods without labels (BoundPodLite): read again with them if a full pod needs them
+    # only the pods ``full_pod`` picks are kept: the others are decoded as a name and
+    # a node only (_PodPeek), then dropped, as the live collector never lists them
+    only_full: bool = False
+    # with only_full: ``node``, the one node whose pods are kept; when it is cordoned,
+    # the snapshot is read again with ``fallback`` (which Pending pods would fit there
+    # depends on the pods of other nodes: placed pods' anti-affinity, topology spread)
+    node: Optional[str] = None
+    fallback: Optional["Need"] = None
+    # slim pods that full_pod does not pick are kept without labels (BoundPodLite),
+    # once full_pod has seen them (it tells device-plugin pods by their labels)
+    unlabel: bool = False
+    # given what was read: whether to read again with ``fallback`` (None: never)
+    retry: Optional[Callable[[Snapshot], bool]] = None
+
+    def wants(self, kind: str) -> bool:
+        return self.kinds is None or kind in self.kinds
+
+
+EVERYTHING = Need()
+
+
+_DP_FIRST: Optional[dict[str, frozenset]] = None
+
+
+def _device_plugin(p: Any) -> bool:
+    """catalog.labels_mark_device_plugin, after a quick test (called for every pod): a
+    device-plugin pod carries the first label of one of the known selectors."""
+    global _DP_FIRST
+    from ..knowledge import catalog
+
+    md = p.metadata
+    labels = md.labels
+    if not labels:
+        return False
+    if _DP_FIRST is None:
+        first: dict[str, set] = {}
+        for kind in (*catalog.device_plugin_selectors(), *catalog.other_device_plugins()):
+            pairs = catalog._selector_pairs(kind.label_selector)
+            if pairs:
+                first.setdefault(pairs[0][0], set()).add(pairs[0][1])
+        _DP_FIRST = {k: frozenset(v) for k, v in first.items()}
+    if _DP_FIRST.keys().isdisjoint(labels):
+        return False
+    get = labels.get
+    for key, values in _DP_FIRST.items():
+        if get(key) in values:
+            # a GPU device plugin, or another device plugin (EFA, RDMA, …) whose pods the
+            # serving checks read in full, as live lists them by selector
+            return catalog.labels_mark_device_plugin(labels, md.namespace) or any(
+                catalog.kind_selects(k, labels) for k in catalog.other_device_plugins())
+    return False
+
+
+def _dra_plugin(p: Any) -> bool:
+    """NVIDIA's DRA driver kubelet-plugin pods (its chart's component label): read in
+    full, as live lists them, so a crash-looping plugin shows."""
+    labels = p.metadata.labels
+    return bool(labels) and labels.get("nvidia-dra-driver-gpu-component") == "kubelet-plugin"
+
+
+def need_for(collector: str, args: Optional[dict[str, Any]] = None) -> Need:
+    """What ``--snapshot`` must read for the live collector a command names
+    (``gpuctl.collect.live.<collector>``): the same data sets, as the same records.
+    Pods bound to a node and still running are slim (``BoundPod``, with labels);
+    Pending pods, device-plugin pods and the pods the target is about are full."""
+    args = args or {}
+    if collector == "collect_nodes":
+        return Need(kinds=frozenset({"Node"}), key=(collector,))
+    if collector == "collect_cluster":
+        if not args.get("for_pending"):
+            # nodes capacity: as live, bound pods without labels unless a Pending pod's
+            # inter-pod rules need them (then read again with them); no device-plugin pods
+            def pending(p: Any) -> bool:
+                return not p.spec.nodeName
+
+            return Need(slim_pods=True, full_pod=pending, key=(collector, False), lite=True)
+
+        def full(p: Any) -> bool:
+            return not p.spec.nodeName or _device_plugin(p) or _dra_plugin(p)
+
+        return Need(slim_pods=True, full_pod=full, key=(collector, True))
+    if collector in ("collect_for_pod", "collect_for_workload") and args.get("ns"):
+        ns = args["ns"]
+
+        def full(p: Any) -> bool:
+            return not p.spec.nodeName or p.metadata.namespace == ns or _device_plugin(p) or _dra_plugin(p)
+
+        whole_ns = Need(slim_pods=True, full_pod=full, key=(collector, ns))
+        name = args.get("name")
+        if collector == "collect_for_workload" or not name:
+            return whole_ns
+
+        def target_full(p: Any) -> bool:
+            return not p.spec.nodeName or (p.metadata.name == name and p.metadata.namespace == ns) \
+                or _device_plugin(p) or _dra_plugin(p)
+
+        def retry(snap: Snapshot) -> bool:
+            pod = snap.pods.get(f"{ns}/{name}")
+            return pod is None or type(pod) is not O.Pod or bool(pod.spec.nodeName) or _needs_every_node(snap, pod)
+
+        # As live (collect_for_pod) for an unbound target: the target, Pending and
+        # device-plugin pods in full, other bound pods without labels. A bound target
+        # (its owner's other pods are read: checks/runtime.py _replacement, live's
+        # `replacements`), a target whose inter-pod rules or scheduler events make
+        # other pods' labels matter (live: needs_every_node), or no target found:
+        # read again with the namespace's pods in full and labels, as before.
+        return Need(slim_pods=True, full_pod=target_full, key=(collector, ns, name), unlabel=True,
+                    fallback=whole_ns, retry=retry)
+    if collector == "collect_for_node" and args.get("name"):
+        node = args["name"]
+
+        def full(p: Any) -> bool:
+            return not p.spec.nodeName or p.spec.nodeName == node or _device_plugin(p) or _dra_plugin(p)
+
+        def mine(p: Any) -> bool:
+            return p.spec.nodeName == node
+
+        # As live (collect_for_node): the node's own pods (device-plugin and operator
+        # pods among them) in full; no other pod is kept. The node checks read no other
+        # pod (checks/node_health.py NodeContext.pods, checks/device_plugin.py
+        # device_plugin_state for [node]) except `cordon`, whose fit of each Pending
+        # pod reads the Pending pods and every node's pods: a cordoned node is read again.
+        everything_slim = Need(slim_pods=True, full_pod=full, key=(collector, node))
+        def cordoned(snap: Snapshot) -> bool:
+            n = snap.nodes.get(node)
+            return n is not None and bool(n.spec.unschedulable)
+
+        return Need(slim_pods=True, full_pod=mine, key=(collector, node, "own"), only_full=True, node=node,
+                    fallback=everything_slim, retry=cordoned)
+    return EVERYTHING
+
+
+class _Fallback(Exception):
+    """This file is read by the whole-file reader instead (exact errors and salvaging)."""
+
+
+class _Skip(msgspec.Struct):
+    pass
+
+
+class _PeekMeta(msgspec.Struct):
+    name: str = ""
+    namespace: Optional[str] = None
+
+
+class _PeekSpec(msgspec.Struct):
+    nodeName: Optional[str] = None
+
+
+class _PodPeek(msgspec.Struct):
+    """What Need.only_full decides a pod by (the rest of the pod is parsed, not kept)."""
+
+    metadata: _PeekMeta = msgspec.field(default_factory=_PeekMeta)
+    spec: _PeekSpec = msgspec.field(default_factory=_PeekSpec)
+
+
+class _Body(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A GenericObject without its ``kind`` (the tag of the union carries it)."""
+
+    apiVersion: str = ""
+    metadata: O.ObjectMeta = msgspec.field(default_factory=O.ObjectMeta)
+    spec: Optional[dict[str, Any]] = None
+    status: Optional[dict[str, Any]] = None
+
+
+_union_cache: dict[tuple, tuple[msgspec.json.Decoder, dict[type, tuple[str, Optional[type]]]]] = {}
+_raw_items_dec = msgspec.json.Decoder(list[msgspec.Raw])
+_skip_dec = msgspec.json.Decoder(msgspec.Raw)
+_any_items_dec = msgspec.json.Decoder(list[Any])
+_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
+
+
+def _union(need: Need) -> tuple[msgspec.json.Decoder, dict[type, tuple[str, Optional[type]]]]:
+    """A decoder of ``[item, …]`` dispatching on each item's ``kind``, and for each
+    tagged type: (kind, the record class to give the record, or None: skipped, or
+    GenericObject for a _Body)."""
+    key = (need.kinds, need.slim_pods, need.lite, need.only_full)
+    hit = _union_cache.get(key)
+    if hit is not None:
+        return hit
+    types, meaning = [], {}
+    for kind in sorted(O.KNOWN_KINDS - {"BoundPod", "BoundPodLite"}):
+        if not need.wants(kind):
+            t = msgspec.defstruct(f"_Skip{kind}", [], bases=(_Skip,), tag_field="kind", tag=kind)
+            meaning[t] = (kind, None)
+        elif kind in O.TYPED_KINDS:
+            cls = ((_PodPeek if need.only_full else O.BoundPodLite if need.lite else O.BoundPod)
+                   if (kind == "Pod" and need.slim_pods) else O.TYPED_KINDS[kind])
+            t = msgspec.defstruct(f"_Tagged{kind}", [], bases=(cls,), tag_field="kind", tag=kind)
+            meaning[t] = (kind, cls)
+        else:
+            t = msgspec.defstruct(f"_Tagged{kind}", [], bases=(_Body,), tag_field="kind", tag=kind)
+            meaning[t] = (kind, O.GenericObject)
+        types.append(t)
+    hit = _union_cache[key] = (msgspec.json.Decoder(list[Union[tuple(types)]]), meaning)
+    return hit
+
+
+class _Reader:
+    """Chunks of one file or tarball member, with the member limit checked as it is read."""
+
+    def __init__(self, f: Any, shown: str, tar: Optional[Path] = None):
+        self.f, self.shown, self.tar = f, shown, tar
+        self.buf = b""
+        self.read_total = 0
+        self.eof = False
+
+    def more(self, keep_from: int) -> int:
+        """Drop ``buf[:keep_from]``, append the next chunk; returns how much was dropped."""
+        try:
+            chunk = self.f.read(STREAM_CHUNK) if not self.eof else b""
+        except OSError as e:
+            if self.tar is not None:
+                raise SourceError(f"snapshot {self.tar}: member {self.shown!r} could not be read ({e})") from None
+            raise SourceError(f"snapshot file {self.shown} could not be read: {e.strerror or e}") from None
+        self.read_total += len(chunk)
+        if self.read_total > MAX_MEMBER_BYTES:
+            raise SourceError(f"snapshot file {self.shown}: over the {MAX_MEMBER_BYTES} byte limit; refusing")
+        if not chunk:
+            self.eof = True
+        self.buf = b"".join((memoryview(self.buf)[keep_from:], chunk)) if keep_from else self.buf + chunk
+        return keep_from
+
+
+_WS = b" \t\r\n"
+_ITEMS_KEY = re.compile(rb'"items"\s*:\s*\[')
+
+
+def _skip_ws(buf: bytes, i: int) -> int:
+    n = len(buf)
+    while i < n and buf[i] in _WS:
+        i += 1
+    return i
+
+
+class _ListStream:
+    """The items of a top-level ``{… "items": [ … ] …}`` as batches of JSON text
+    (``[item,item,…]``), read in bounded memory. Anything it cannot prove raises
+    _Fallback."""
+
+    def __init__(self, reader: _Reader):
+        self.r = reader
+        self.head_kind = ""
+        self.tail_kind = ""
+        self.sep: Optional[bytes] = None
+        self.comma_off = 0
+        self.items = 0
+
+    @property
+    def list_kind(self) -> str:
+        return self.head_kind or self.tail_kind
+
+    def _head(self) -> int:
+        r = self.r
+        while True:
+            m = _ITEMS_KEY.search(r.buf)
+            if m is not None:
+                break
+            if r.eof or len(r.buf) > MAX_HEAD_BYTES:
+                raise _Fallback("no items array")
+            r.more(0)
+        if not r.buf[:m.start()].lstrip(_WS).startswith(b"{"):
+            raise _Fallback("not an object")
+        try:
+            head = O.decode_lenient(_list_dec, r.buf[:m.end()] + b"]}")
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            raise _Fallback("head") from None
+        if head.items != []:          # the match was not the object's own "items" key
+            raise _Fallback("head")
+        self.head_kind = head.kind
+        return m.end() - 1        # the '['
+
+    def _one(self, p: int) -> tuple[int, int]:
+        """(start, end) of the item at or after ``p`` (``buf[end]`` is ',' or ']'),
+        reading more as needed; positions may move: returns them in the current buffer."""
+        r = self.r
+        while True:
+            p = _skip_ws(r.buf, p)
+            if p >= len(r.buf):
+                if r.eof:
+                    raise _Fallback("truncated")
+                p -= r.more(p)
+                continue
+            try:
+                _skip_dec.decode(memoryview(r.buf)[p:])
+            except msgspec.DecodeError as e:
+                m = _TRAILING.search(str(e))
+                if m is not None:
+                    end = p + int(m.group(1)) - 1
+                    if r.buf[end] in b",]":
+                        return p, end
+                    raise _Fallback("not a list") from None
+                if "truncated" in str(e) and not r.eof:
+                    p -= r.more(p)
+                    continue
+                raise _Fallback("malformed") from None
+            except RecursionError:
+                raise _Fallback("deep") from None
+            if r.eof:
+                raise _Fallback("truncated")
+            p -= r.more(p)
+
+    def _learn(self, start: int, end: int) -> None:
+        buf = self.r.buf
+        q = end - 1
+        while q > start and buf[q] in _WS:
+            q -= 1
+        if buf[q] != ord("}"):
+            return
+        s = q - 1
+        while s > start and buf[s] in b" \t":
+            s -= 1
+        s = s if buf[s] == ord("\n") else q
+        t = _skip_ws(buf, end + 1)
+        if t >= len(buf) or buf[t] != ord("{"):
+            return
+        sep = buf[s:t + 1]
+        if b"\n" in sep:
+            self.sep, self.comma_off = sep, end - s
+
+    def batches(self, pick: Optional[Callable[[bytes, int, int], Optional[list[tuple[int, int]]]]] = None
+                ) -> Iterator[tuple[Optional[bytes], Optional[list[tuple[int, int]]]]]:
+        """Yield (``[item,…]`` text, the items' spans in it or None). ``pick(buf, start,
+        end)``, for a batch cut at the separator: None to take it whole, else the
+        (start, end) of the only items to take (then (None, None) when there are none)."""
+        r = self.r
+        seg = self._head()            # buf[seg] is '[' or the ',' before the next item
+        p = _skip_ws(r.buf, seg + 1)
+        while p >= len(r.buf) and not r.eof:
+            dropped = r.more(seg)
+            seg, p = seg - dropped, p - dropped
+            p = _skip_ws(r.buf, p)
+        if p < len(r.buf) and r.buf[p] == ord("]"):
+            self._tail(p + 1)
+            return
+        first = True
+        while True:
+            if self.sep is not None and not r.eof and len(r.buf) - seg < STREAM_BATCH + STREAM_CHUNK:
+                seg -= r.more(seg)
+            if self.sep is not None:
+                k = r.buf.rfind(self.sep, seg + 1)
+                if k > seg:
+                    c = k + self.comma_off
+                    picked = pick(r.buf, seg + 1, c) if pick is not None else None
+                    if picked is not None:
+                        seg = c
+                        if not picked:
+                            yield None, None
+                            continue
+                        pieces = [r.buf[a:b] for a, b in picked]
+                        spans, at = [], 1
+                        for piece in pieces:
+                            spans.append((at, at + len(piece)))
+                            at += len(piece) + 1
+                        yield b"[" + b",".join(pieces) + b"]", spans
+                        continue
+                    text = b"".join((b"[", memoryview(r.buf)[seg + 1:c], b"]"))
+                    seg = c
+                    yield text, None
+                    continue
+                if not r.eof:
+                    seg -= r.more(seg)
+                    continue
+            # item by item: the first item (to learn the separator), and the end of the list
+            spans, parts, size, done = [], [], 0, False
+            while size < STREAM_BATCH:
+                start, end = self._one(seg + 1)
+                piece = r.buf[start:end]
+                spans.append((size + 1 + (1 if parts else 0), size + 1 + (1 if parts else 0) + len(piece)))
+                size += len(piece) + (1 if parts else 0)
+                parts.append(piece)
+                if first:
+                    first = False
+                    if r.buf[end] == ord(","):
+                        self._learn(start, end)
+                seg = end
+                if r.buf[end] == ord("]"):
+                    done = True
+                    break
+                if self.sep is not None:
+                    break
+            yield b"[" + b",".join(parts) + b"]", spans
+            if done:
+                self._tail(seg + 1)
+                return
+
+    def _tail(self, after: int) -> None:
+        r = self.r
+        while not r.eof:
+            after -= r.more(after)
+            if len(r.buf) > MAX_HEAD_BYTES:
+                raise _Fallback("long tail")
+        try:
+            tail = O.decode_lenient(_list_dec, b'{"gpuctl:items":[]' + r.buf[after:])
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            raise _Fallback("tail") from None
+        if tail.items is not None or (tail.kind and self.head_kind):
+            raise _Fallback("duplicate keys")
+        self.tail_kind = tail.kind
+
+
+class _FileResult:  # noqa: D101
+    """What one file adds to the snapshot, kept aside until the file is read whole
+    (a file that falls back to the whole-file reader adds nothing twice)."""
+
+    def __init__(self) -> None:
+        # (kind, record), or (None, (problems, record or None, kind)) for an object
+        # not fully read: its problems come before it, as the whole-file reader adds them
+        self.records: list[tuple[Optional[str], Any]] = []
+        self.seen = 0
+        self.items = 0
+        self.skipped: set[str] = set()    # kinds of objects skipped (the command does not need them)
+
+    def commit(self, snap: Snapshot) -> None:
+        add = snap.add
+        for kind, rec in self.records:
+            if kind is None:
+                problems, rec, kind = rec
+                snap.malformed.extend(problems)
+                if rec is None:
+                    continue
+            add(kind, rec)
+
+
+def _item_spans(text: bytes, sep: bytes, comma_off: int, n: int) -> Optional[list[tuple[int, int]]]:
+    """Where each of ``n`` items lies in a batch cut at ``sep`` (None: cannot say)."""
+    spans, start = [], 1
+    i = text.find(sep, 1)
+    while i != -1:
+        c = i + comma_off
+        spans.append((start, c))
+        start = c + 1
+        i = text.find(sep, c)
+    spans.append((start, len(text) - 1))
+    return spans if len(spans) == n else None
+
+
+def _decode_batch(text: bytes, spans: Optional[list[tuple[int, int]]], ls: _ListStream, need: Need,
+                  fname: str, out: _FileResult) -> None:
+    dec, meaning = _union(need)
+    try:
+        recs = dec.decode(text)
+    except (msgspec.ValidationError, UnicodeDecodeError):
+        recs = None
+    except msgspec.DecodeError:
+        raise _Fallback("batch") from None
+    except RecursionError:
+        raise _Fallback("deep") from None
+    if recs is None:
+        _decode_batch_slow(text, ls, need, fname, out)
+        return
+    out.seen += len(recs)
+    out.items += len(recs)
+    append = out.records.append
+    full = need.full_pod if need.slim_pods else None
+    slim_kind = "BoundPodLite" if need.lite else "BoundPod"
+    wanted_full: list[int] = []
+    for i, rec in enumerate(recs):
+        kind, cls = meaning[type(rec)]
+        if cls is None:
+            out.skipped.add(kind)
+            continue
+        if cls is O.GenericObject:
+            rec = O.GenericObject(apiVersion=rec.apiVersion, kind=kind, metadata=rec.metadata, spec=rec.spec,
+                                  status=rec.status)
+            append((kind, rec))
+            continue
+        rec.__class__ = cls
+        if full is not None and kind == "Pod":
+            if full(rec):
+                wanted_full.append((i, len(out.records)))
+                append(("Pod", None))
+                continue
+            if need.unlabel:
+                append(("BoundPodLite", _unlabelled(rec)))
+            elif not need.only_full:
+                append((slim_kind, rec))
+            continue
+        append((kind, rec))
+    if wanted_full:
+        if spans is None and ls.sep is not None:
+            spans = _item_spans(text, ls.sep, ls.comma_off, len(recs))
+        raws = [msgspec.Raw(memoryview(text)[a:b]) for a, b in spans] if spans is not None else \
+            O.decode_lenient(_raw_items_dec, text)
+        for i, slot in wanted_full:
+            rec, problems = O.decode_salvaging("Pod", raws[i], source=fname)
+            slim = recs[i]
+            if rec is None or (rec.metadata.name, rec.metadata.namespace) != (slim.metadata.name,
+                                                                               slim.metadata.namespace):
+                raws = O.decode_lenient(_raw_items_dec, text)     # the cut was not where it seemed
+                rec, problems = O.decode_salvaging("Pod", raws[i], source=fname)
+            out.records[slot] = ("Pod", rec) if not problems else (None, (problems, rec, "Pod"))
+
+
+def _unlabelled(rec: Any) -> Any:
+    """A BoundPod as the BoundPodLite record it would have decoded to."""
+    md = rec.metadata
+    return O.BoundPodLite(metadata=O.BoundPodLiteMeta(name=md.name, namespace=md.namespace, uid=md.uid,
+                                                      deletionTimestamp=md.deletionTimestamp),
+                          spec=rec.spec, status=rec.status)
+
+
+def _decode_batch_slow(text: bytes, ls: _ListStream, need: Need, fname: str, out: _FileResult) -> None:
+    """Item by item, exactly as the whole-file reader does (salvaging, names)."""
+    try:
+        raws = O.decode_lenient(_raw_items_dec, text)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        raise _Fallback("batch") from None
+    out.items += len(raws)
+    list_kind = ls.head_kind[:-4] if ls.head_kind.endswith("List") and ls.head_kind != "List" else ""
+    for raw in raws:
+        try:
+            peek = O.decode_lenient(_peek_dec, raw)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            continue                      # no kind: not counted, as before
+        except RecursionError:
+            raise _Fallback("deep") from None
+        if not peek.kind and not list_kind and not ls.head_kind:
+            raise _Fallback("kind after items")   # the list's kind may still come
+        kind = peek.kind or list_kind
+        if not kind:
+            continue
+        out.seen += 1
+        if kind not in O.KNOWN_KINDS:
+            continue
+        if not need.wants(kind):
+            out.skipped.add(kind)
+            continue
+        _decode_one(kind, raw, need, fname, out)
+
+
+def _decode_one(kind: str, raw: Any, need: Need, fname: str, out: _FileResult) -> None:
+    as_kind = ("BoundPodLite" if need.lite else "BoundPod") if (kind == "Pod" and need.slim_pods) else kind
+    try:
+        rec, problems = O.decode_salvaging(as_kind, raw, source=fname)
+    except RecursionError:
+        name = _guess(rb'"name"\s*:\s*"([^"\\]{1,253})"', raw) or "?"
+        problems, rec = [O.Unreadable(kind, None, name, "", "nested deeper than the parser's recursion limit",
+                                      kept=False, source=fname)], None
+    if rec is not None and as_kind.startswith("BoundPod") and need.full_pod is not None and need.full_pod(rec):
+        rec, problems = O.decode_salvaging("Pod", raw, source=fname)
+        as_kind = "Pod"
+    elif rec is not None and as_kind.startswith("BoundPod") and need.only_full:
+        return                        # a pod the command does not keep (its problems with it)
+    elif rec is not None and as_kind == "BoundPod" and need.unlabel:
+        rec, as_kind = _unlabelled(rec), "BoundPodLite"
+    if rec is not None and (kind == "GenericObject" or isinstance(rec, O.GenericObject)):
+        rec.kind = rec.kind or kind
+    out.records.append((as_kind, rec) if not problems else (None, (problems, rec, as_kind)))
+
+
+_UNICODE_ESCAPE = re.compile(rb"\\u")
+
+
+def _stream_json_file(reader: _Reader, fname: str, need: Need, skip_if: Optional[str] = None) -> Optional[_FileResult]:
+    """Decode one JSON List file in bounded memory; None when it was not read because
+    its first object is of ``skip_if``, a kind the command does not need. Raises
+    _Fallback when the whole-file reader must read it instead."""
+    out = _FileResult()
+    ls = _ListStream(reader)
+    # A file `snapshot save` names pods.json, whose first object is a Pod, is taken to
+    # hold pods only (as _skip_kind takes it): for a command that keeps the pods of one
+    # node only (Need.only_full, diagnose node), a batch whose text does not hold that
+    # node's name as a JSON string holds none of its pods and is skipped unparsed.
+    # (A name written with \u escapes would not be found: such a batch is parsed.)
+    needle = (b'"' + need.node.encode() + b'"') if (need.slim_pods and need.only_full and need.node
+                                                     and need.by_name and fname == "pods.json") else None
+    first_batch = True
+    pods_only = False
+
+    def pick(buf: bytes, start: int, end: int) -> Optional[list[tuple[int, int]]]:
+        """The items of buf[start:end] (cut at ls.sep) that hold the node's name."""
+        if not pods_only or (buf.find(b"\\", start, end) >= 0 and _UNICODE_ESCAPE.search(buf, start, end)):
+            return None
+        out: list[tuple[int, int]] = []
+        sep, off = ls.sep, ls.comma_off
+        at = buf.find(needle, start, end)
+        while at >= 0:
+            k = buf.rfind(sep, start, at)
+            a = start if k < 0 else k + off + 1
+            k = buf.find(sep, at, end)
+            b = end if k < 0 else k + off
+            out.append((a, b))
+            at = buf.find(needle, b, end)
+        return out
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for text, spans in ls.batches(pick if needle is not None else None):
+            if text is None:
+                out.skipped.add("Pod")
+                continue
+            if skip_if is not None or (needle is not None and first_batch):
+                try:
+                    first = O.decode_lenient(_peek_dec, O.decode_lenient(_raw_items_dec, text)[0])
+                except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, IndexError):
+                    first = None
+                if skip_if is not None and first is not None and first.kind == skip_if:
+                    return None
+                skip_if = None
+                pods_only = needle is not None and first is not None and first.kind == "Pod"
+            first_batch = False
+            _decode_batch(text, spans, ls, need, fname, out)
+    finally:
+        if enabled:
+            gc.enable()
+    if out.seen == 0 and not out.skipped and not (out.items == 0 and ls.list_kind.endswith("List")):
+        raise _Fallback("no objects")      # the whole-file reader says why, as before
+    return out
+
+
+# ------------------------------------------------------------------ loading, file by file
+
+
+_COUNTED = frozenset({"Node", "Pod", "Event", "ResourceQuota"}) | O.GENERIC_KINDS   # what makes a snapshot non-empty
+
+
+class _LoadState:
+    def __init__(self, need: Need):
+        self.wanted = need
+        self.skipped: set[str] = set()
+        self.captured = False
+
+    @property
+    def need(self) -> Need:
+        """Slim pods only when the snapshot says when it was taken: without capturedAt,
+        "now" is the newest timestamp of every pod (Snapshot.now), which slim records lack."""
+        if self.wanted.slim_pods and not self.captured:
+            import dataclasses
+
+            return dataclasses.replace(self.wanted, slim_pods=False)
+        return self.wanted
+
+
+def _skip_kind(name: str, need: Need) -> Optional[str]:
+    """The kind a file named as ``snapshot save`` names them holds, when the command
+    does not need it (the file is then not read, if its first object is of that kind)."""
+    if not need.by_name or need.kinds is None or "/" in name or not name.endswith(".json"):
+        return None
+    kind = STEM_KINDS.get(name[:-5])
+    return kind if kind is not None and not need.wants(kind) else None
+
+
+class _Recorder:
+    """What decode_into adds, recorded in order into a _FileResult instead of a Snapshot."""
+
+    def __init__(self, out: _FileResult):
+        self.out = out
+        self.malformed = self
+
+    def extend(self, problems: list[Any]) -> None:
+        if problems:
+            self.out.records.append((None, (list(problems), None, None)))
+
+    def add(self, kind: str, rec: Any) -> None:
+        self.out.records.append((kind, rec))
+
+
+def _load_object_stream(snap: Snapshot, f: Any, name: str, read_all: Callable[[], bytes], st: _LoadState,
+                        results: Optional[dict[str, _FileResult]] = None, tar: Optional[Path] = None,
+                        shown: Optional[str] = None) -> None:
+    """One top-level object file: JSON Lists streamed, the rest as before. What it
+    adds goes into ``snap`` now, or into ``results[name]`` to be added later."""
+    out = _FileResult()
+    _load_object_into(out, f, name, read_all, st, tar, shown)
+    if results is not None:
+        results[name] = out
+    else:
+        out.commit(snap)
+
+
+def _load_object_into(out: _FileResult, f: Any, name: str, read_all: Callable[[], bytes], st: _LoadState,
+                      tar: Optional[Path] = None, shown: Optional[str] = None) -> None:
+    reader = _Reader(f, shown or name, tar)
+    reader.more(0)
+    while not reader.eof and not reader.buf.strip():
+        reader.more(0)
+    if not reader.buf.strip():
+        raise SourceError(f"snapshot file {name}: empty")
+    if name.endswith(".json") or reader.buf.lstrip()[:1] in (b"{", b"["):
+        skip = _skip_kind(name, st.need)
+        try:
+            res = _stream_json_file(reader, name, st.need, skip)
+        except _Fallback:
+            res = False
+        if res is None:
+            st.skipped.add(skip)
+            return
+        if res is not False:
+            out.records = res.records
+            st.skipped |= res.skipped
+            return
+        data = read_all()
+        items = _iter_json_items(data, name)
+    else:
+        while not reader.eof:
+            reader.more(0)
+        data = reader.buf
+        items = _iter_yaml_items(data, name)
+    if decode_into(_Recorder(out), items, name) == 0 and not _is_empty_list(data):  # type: ignore[arg-type]
+        raise SourceError(f"snapshot file {name}: holds no Kubernetes objects")
+
+
+def _open_regular(path: Path, shown: str) -> Any:
+    """A regular file opened for reading, refused as _read_regular refuses it."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError(f"snapshot file {shown}: not a regular file")
+        if st.st_size > MAX_MEMBER_BYTES:
+            raise SourceError(f"snapshot file {shown}: {st.st_size} bytes, over the {MAX_MEMBER_BYTES} limit; refusing")
+        return open(path, "rb")
+    except OSError as e:
+        raise SourceError(f"snapshot file {shown} could not be read: {e.strerror or e}") from None
+
+
+def _finish(snap: Snapshot, st: _LoadState, shown: str) -> None:
+    if not (snap.nodes or snap.pods or snap.events or snap.generic or snap.quotas or st.skipped & _COUNTED):
+        raise SourceError(f"snapshot {shown}: holds no Kubernetes objects")
+    if not snap.nodes and st.wanted.wants("Node"):
+        snap.gaps.setdefault(NODES, Gap("nodes", "absent", "the snapshot holds no Node objects"))
+
+
+def _read_meta(snap: Snapshot, data: bytes) -> None:
+    try:
+        meta = json.loads(data)
+        snap.captured_at = parse_time(meta.get("capturedAt"))
+        snap.context = meta.get("context")
+    except (ValueError, AttributeError) as e:
+        raise SourceError(f"snapshot file {META_FILE}: not valid snapshot metadata ({e})") from None
+    _restore_gaps(snap, meta)
+
+
+def _load_files(files: SnapshotFiles, need: Need) -> Snapshot:
+    """A directory or a single file (or a tarball read as before), file by file."""
+    snap = Snapshot(source="snapshot")
+    st = _LoadState(need)
+    object_files = files.top_level_object_files()
+    if not object_files:
+        raise SourceError(f"snapshot {files.shown}: no JSON or YAML object files found")
+    names = set(files.names)
+    if META_FILE in names:
+        _read_meta(snap, files.read(META_FILE))
+    st.captured = snap.captured_at is not None
+    for name in object_files:
+        if files.opener is not None:
+            with files.opener(name) as f:
+                _load_object_stream(snap, f, name, lambda name=name: files.read(name), st, shown=files.read_name(name))
+        else:
+            _load_object_stream(snap, io.BytesIO(files.read(name)), name, lambda name=name: files.read(name), st)
+    _finish(snap, st, files.shown)
+
+    def load_log(ns: str, pod: str, container: str, previous: bool) -> Optional[str]:
+        name = f"logs/{ns}/{pod}/{container}{'.previous' if previous else ''}.log"
+        if name not in names:
+            return None
+        return files.read(name).decode("utf-8", errors="replace")
+
+    snap.logs = LogStore(load_log)
+    for name in names:
+        _side_file(snap, name, lambda name=name: files.read(name))
+    return snap
+
+
+def _side_file(snap: Snapshot, name: str, read: Callable[[], bytes]) -> None:
+    if name.startswith("metrics/") and name.endswith(".prom"):
+        snap.metrics[Path(name).stem] = read().decode("utf-8", errors="replace")
+    elif name.startswith("probes/") and name.endswith(".json"):
+        try:
+            snap.probes[Path(name).stem] = json.loads(read())
+        except ValueError:
+            snap.malformed.append(f"probe file {name}: not valid JSON")
+
+
+class _TarFallback(Exception):
+    """The tarball is read as before (names re-read, members by random access)."""
+
+
+MAX_KEPT_LOG_BYTES = 256 << 20     # logs of a streamed tarball kept in memory; beyond, re-read on demand
+
+
+def _load_tarball_stream(p: Path, need: Need) -> Snapshot:
+    """One pass over the tarball, member by member as they come (never all of it in
+    memory, never decompressed twice): the same checks as _open_tarball, in order."""
+    snap = Snapshot(source="snapshot")
+    st = _LoadState(need)
+    try:
+        tf = tarfile.open(p, "r|*")
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise SourceError(f"snapshot {p}: not a readable tar.gz bundle ({e})") from None
+    count = total = 0
+    prefix: Optional[str] = None
+    seen_names: set[str] = set()
+    results: dict[str, _FileResult] = {}
+    objects = 0
+    logs: dict[str, bytes] = {}
+    kept_logs = 0
+    lazy_logs: set[str] = set()
+    with tf:
+        while True:
+            try:
+                m = tf.next()
+            except (tarfile.TarError, OSError, EOFError) as e:
+                raise SourceError(f"snapshot {p}: not a readable tar.gz bundle ({e})") from None
+            if m is None:
+                break
+            count += 1
+            if count > MAX_MEMBERS:
+                raise SourceError(f"snapshot {p}: more than {MAX_MEMBERS} members; refusing")
+            name = _member_name(m.name)
+            if not name:
+                continue
+            if m.issym() or m.islnk() or m.isdev():
+                raise SourceError(f"snapshot {p}: refusing link or device member {name!r}")
+            parts = Path(name).parts
+            if name.startswith("/") or ".." in parts:
+                raise SourceError(f"snapshot {p}: refusing member with unsafe path {name!r}")
+            if not m.isfile():
+                continue
+            if m.size > MAX_MEMBER_BYTES:
+                raise SourceError(f"snapshot {p}: member {name!r} is {m.size} bytes, over the {MAX_MEMBER_BYTES} "
+                                  f"limit; refusing")
+            total += m.size
+            if total > MAX_BUNDLE_BYTES:
+                raise SourceError(f"snapshot {p}: expands to over {MAX_BUNDLE_BYTES} bytes; refusing")
+            # a single top directory is stripped, as _open_tarball strips it
+            top = parts[0] if len(parts) > 1 else ""
+            if prefix is None:
+                prefix = top + "/" if top else ""
+            elif prefix and top + "/" != prefix:
+                raise _TarFallback()          # not one top directory after all
+            rel = name[len(prefix):] if prefix else name
+            if rel in seen_names:
+                raise _TarFallback()          # a name twice: the last one counts
+            seen_names.add(rel)
+            if rel == META_FILE:
+                _read_meta(snap, _member_bytes(tf, m, p, rel))
+                st.captured = snap.captured_at is not None and not objects
+            elif "/" not in rel and rel.lower().endswith(OBJECT_SUFFIXES):
+                objects += 1
+                f = tf.extractfile(m)
+                if f is None:
+                    raise SourceError(f"snapshot {p}: cannot read member {rel!r}")
+                try:
+                    _load_object_stream(snap, f, rel, lambda rel=rel: _reread_member(p, rel), st, results, p)
+                except (tarfile.TarError, OSError, EOFError) as e:
+                    raise SourceError(f"snapshot {p}: member {rel!r} could not be read ({e})") from None
+            elif rel.startswith("logs/") and rel.endswith(".log"):
+                if kept_logs + m.size <= MAX_KEPT_LOG_BYTES:
+                    logs[rel] = _member_bytes(tf, m, p, rel)
+                    kept_logs += m.size
+                else:
+                    lazy_logs.add(rel)
+            elif rel.startswith(("metrics/", "probes/")):
+                data = _member_bytes(tf, m, p, rel)
+                _side_file(snap, rel, lambda data=data: data)
+    if not objects:
+        raise SourceError(f"snapshot {p}: no JSON or YAML object files found")
+    for name in sorted(results):          # in name order, as a directory's files are read
+        results[name].commit(snap)
+    _finish(snap, st, str(p))
+
+    def load_log(ns: str, pod: str, container: str, previous: bool) -> Optional[str]:
+        name = f"logs/{ns}/{pod}/{container}{'.previous' if previous else ''}.log"
+        data = logs.get(name)
+        if data is None and name in lazy_logs:
+            data = _reread_member(p, name)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    snap.logs = LogStore(load_log)
+    return snap
+
+
+def _member_bytes(tf: tarfile.TarFile, m: tarfile.TarInfo, p: Path, name: str) -> bytes:
+    try:
+        f = tf.extractfile(m)
+        if f is None:
+            raise SourceError(f"snapshot {p}: cannot read member {name!r}")
+        data = f.read(m.size + 1)
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise SourceError(f"snapshot {p}: member {name!r} could not be read ({e})") from None
+    if len(data) > m.size:
+        raise SourceError(f"snapshot {p}: member {name!r} is larger than declared")
+    return data
+
+
+def _reread_member(p: Path, name: str) -> bytes:
+    """One member again, by random access (the rare cases a streamed pass cannot serve)."""
+    return _open_tarball(p).read(name)
+
+
+def _is_tarball(p: Path) -> bool:
+    return p.name.lower().endswith((".tar.gz", ".tgz", ".tar"))
+
+
+def load_snapshot(path: str | os.PathLike, need: Optional[Need] = None) -> Snapshot:
+    """The snapshot at ``path``; ``need`` (see need_for) narrows what is read to what
+    a command needs, as the live collector narrows its requests. Without it,
+    everything is read in full."""
+    need = need or EVERYTHING
+    snap = _load_snapshot(path, need)
+    if need.fallback is not None and need.retry is not None and need.retry(snap):
+        return load_snapshot(path, need.fallback)
+    if need.lite and any(type(p) is O.Pod and not p.spec.nodeName and _needs_labels(p) for p in snap.pods.values()):
+        import dataclasses
+
+        # as live: a Pending pod with inter-pod rules needs the other pods' labels
+        snap = _load_snapshot(path, dataclasses.replace(need, lite=False))
+    return snap
+
+
+def _needs_every_node(snap: Snapshot, pod: Any) -> bool:
+    from .live import needs_every_node
+
+    return needs_every_node(snap, pod)
+
+
+def _needs_labels(p: Any) -> bool:
+    from .live import needs_pod_labels
+
+    return needs_pod_labels(p)
+
+
+def _load_snapshot(path: str | os.PathLike, need: Need) -> Snapshot:
+    p = resolve_snapshot(path)
+    enabled = gc.isenabled()
+    gc.disable()           # as KubeAPI.list: no collector passes over millions of young records
+    try:
+        if p.exists() and not p.is_dir() and _is_tarball(p):
+            try:
+                if stat.S_ISREG(os.stat(p).st_mode):
+                    return _load_tarball_stream(p, need)
+            except (_TarFallback, OSError):
+                pass
+        return _load_files(open_snapshot(path), need)
+    finally:
+        if enabled:
+            gc.freeze()
+            gc.enable()
+
+
+def _raw_kind(d: Any, list_kind: str) -> str:
+    """An item's kind as _iter_json_items finds it (its own, else its typed list's)."""
+    if not isinstance(d, dict):
+        return ""
+    kind, version = d.get("kind", ""), d.get("apiVersion", "")
+    if not isinstance(kind, str) or not isinstance(version, str):
+        return ""
+    return kind or list_kind
+
+
+def _iter_json_stream(reader: _Reader, fname: str, read_all: Callable[[], bytes]) -> Iterator[tuple[str, dict]]:
+    """(kind, object as a dict) of each item of a JSON List, batch by batch; other
+    files, and files the stream cannot prove, through _iter_json_items."""
+    done = 0
+    try:
+        ls = _ListStream(reader)
+        for text, _spans in ls.batches():
+            try:
+                items = _any_items_dec.decode(text)
+            except (msgspec.ValidationError, UnicodeDecodeError):
+                items = [O.decode_lenient(msgspec.json, raw) for raw in O.decode_lenient(_raw_items_dec, text)]
+            except (msgspec.DecodeError, RecursionError):
+                raise _Fallback("batch") from None
+            list_kind = ls.head_kind[:-4] if ls.head_kind.endswith("List") and ls.head_kind != "List" else ""
+            for d in items:
+                if isinstance(d, dict) and not d.get("kind") and not ls.head_kind:
+                    raise _Fallback("kind after items")
+                kind = _raw_kind(d, list_kind)
+                if kind:
+                    d.setdefault("kind", kind)
+                    done += 1
+                    yield kind, d
+        return
+    except _Fallback:
+        pass
+    data = read_all()
+    skip = done
+    for kind, raw in _iter_json_items(data, fname):
+        try:
+            d = O.decode_lenient(msgspec.json, raw) if not isinstance(raw, dict) else raw
+        except RecursionError:
+            continue
+        if kind and isinstance(d, dict):
+            if skip:
+                skip -= 1
+                continue
+            d.setdefault("kind", kind)
+            yield kind, d
+
+
+def iter_raw_objects(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    """Every object of a snapshot as a plain dict (for the local API server and
+    re-bundling), file by file and, for JSON Lists, batch by batch: never a whole
+    file in memory."""
+    files = open_snapshot(path)
+    for name in files.top_level_object_files():
+        if files.opener is not None:
+            f = files.opener(name)
+        else:
+            f = io.BytesIO(files.read(name))
+        with f:
+            reader = _Reader(f, files.read_name(name))
+            reader.more(0)
+            if name.endswith(".json") or reader.buf.lstrip()[:1] in (b"{", b"["):
+                for _kind, d in _iter_json_stream(reader, name, lambda name=name: files.read(name)):
+                    yield d
+            else:
+                while not reader.eof:
+                    reader.more(0)
+                for kind, d in _iter_yaml_items(reader.buf, name):
+                    if kind and isinstance(d, dict):
+                        d.setdefault("kind", kind)
+                        yield d

@@ -31,6 +31,9 @@ NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
 KUEUE_VERSIONS = ("v1beta1", "v1beta2")
 DRA_VERSIONS = ("v1", "v1beta2", "v1beta1")
 SUGGEST_PAGE = 500            # "did you mean" reads one page of names, never a whole list
+MAX_KUEUE_NAMESPACES = 10     # Workloads are read in at most this many namespaces feeding a pod's ClusterQueue
+VISIBILITY_LIMIT = 1000       # the visibility API's own default page of pending workloads
+MAX_VISIBILITY_QUEUES = 20    # diagnose pending: the visibility API is asked for at most this many ClusterQueues
 
 
 def now() -> dt.datetime:
@@ -314,9 +317,24 @@ class LiveCollector:
                     self.snap.add("StorageClass", sc)
 
     def generic(self, key: str, group: str, versions: tuple[str, ...], plural: str, kind: str,
-                ns: Optional[str] = None, name: Optional[str] = None) -> None:
-        """A CRD or optional API: tries each version; a 404 on all means not installed (no gap)."""
+                ns: Optional[str] = None, name: Optional[str] = None, required: bool = False) -> None:
+        """A CRD or optional API: tries each version; a 404 on all means not installed (no
+        gap), unless ``required``: the pod says the system is there (a Kueue queue label),
+        so a kind it does not serve is a gap the checks say, not silence."""
         self.snap.collected.add(key)
+        if required and not name:
+            for v in versions:
+                try:
+                    return self._add_all(kind, self.api.list(
+                        f"/apis/{group}/{v}" + (f"/namespaces/{path_segment(ns)}" if ns else "") + f"/{plural}", kind))
+                except ApiFailure as e:
+                    if e.reason != "not-found":
+                        self.snap.gaps.setdefault(key, gap_from(e, f"list {plural}.{group}", "list", plural, ns, group))
+                        return
+            self.snap.gaps.setdefault(key, S.Gap(f"list {plural}.{group}", "not-found",
+                                                 f"not served at {', '.join(versions)}: is it installed?",
+                                                 resource=plural, namespace=ns, group=group))
+            return
         for v in versions:
             base = f"/apis/{group}/{v}" + (f"/namespaces/{path_segment(ns)}" if ns else "") + f"/{plural}"
             try:
@@ -332,6 +350,76 @@ class LiveCollector:
                                                         plural, ns, group))
                 return
 
+    def kueue(self, ns: str, queue: str) -> None:
+        """What a Kueue-queued pod's admission needs, bounded: the LocalQueues,
+        ClusterQueues, ResourceFlavors and Cohorts (one list each, cluster-scoped
+        and small; Cohorts are 404 on Kueue before v0.11), the Workloads of the
+        namespaces whose LocalQueues feed the pod's ClusterQueue or its cohort (at
+        most MAX_KUEUE_NAMESPACES), and the visibility API's pending workloads of
+        the pod's ClusterQueue (a 403 or 404 there leaves the order to be computed
+        from the Workloads; docs/runbooks/queue-not-admitted.md)."""
+        import msgspec
+
+        from ..model import kueue as K
+        from ..model import objects as O
+
+        done: set = self.__dict__.setdefault("_kueue_done", set())
+        if "cluster" not in done:
+            done.add("cluster")
+            for plural, kind in (("localqueues", "LocalQueue"), ("clusterqueues", "ClusterQueue"),
+                                 ("resourceflavors", "ResourceFlavor")):
+                self.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, plural, kind, required=True)
+            self.generic(S.QUEUES, "kueue.x-k8s.io", ("v1beta1", "v1beta2", "v1alpha1"), "cohorts", "Cohort")
+        lq = next((o for o in self.snap.objects("LocalQueue") if o.metadata.namespace == ns and o.metadata.name == queue), None)
+        cq = str((lq.spec or {}).get("clusterQueue") or "") if lq is not None and isinstance(lq.spec, dict) else ""
+        if not cq or ("cq", cq) in done:
+            return
+        done.add(("cq", cq))
+        tree = K.QuotaTree(self.snap.objects("ClusterQueue"), self.snap.objects("Cohort"))
+        parent = tree.nodes["cq/" + cq].parent if tree.has(cq) else None
+        members = set(tree.cohort_members(parent)) if parent else set()
+        members.add(cq)
+        feeding = sorted({o.metadata.namespace or "" for o in self.snap.objects("LocalQueue")
+                          if isinstance(o.spec, dict) and o.spec.get("clusterQueue") in members} - {ns})
+        for other in [ns, *feeding][:MAX_KUEUE_NAMESPACES]:
+            if ("ns", other) not in done:
+                done.add(("ns", other))
+                if any(w.metadata.namespace == other for w in self.snap.objects("Workload")):
+                    continue   # listed already (pod_extras lists the pod's namespace)
+                self.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=other, required=True)
+        visibility = sum(1 for d in done if isinstance(d, tuple) and d[0] == "cq")
+        if not path_segment(cq) or visibility > MAX_VISIBILITY_QUEUES:
+            return
+        for v in ("v1beta1", "v1beta2"):
+            try:
+                data = self.api.get_bytes(f"/apis/visibility.kueue.x-k8s.io/{v}/clusterqueues/{path_segment(cq)}/pendingworkloads",
+                                          {"limit": VISIBILITY_LIMIT})
+                doc = msgspec.json.decode(data)
+            except ApiFailure as e:
+                if e.reason == "not-found":
+                    continue      # not served at this version (or the ClusterQueue is gone)
+                return            # refused: the position is computed from the Workloads
+            except msgspec.DecodeError:   # not the visibility API's shape: compute the order instead
+                return
+            items = doc.get("items") if isinstance(doc, dict) else None
+            if not isinstance(items, list):
+                return
+            # gpuctl's record of the answer: named after the ClusterQueue, its items under status.items
+            self.snap.add("PendingWorkloadsSummary", O.GenericObject(
+                apiVersion=f"visibility.kueue.x-k8s.io/{v}", kind="PendingWorkloadsSummary",
+                metadata=O.ObjectMeta(name=cq), status={"items": [i for i in items if isinstance(i, dict)]}))
+            return
+
+    def kueue_quotas(self) -> None:
+        """``nodes capacity``'s optional queues section: the ClusterQueues and
+        ResourceFlavors (one list each; nothing when Kueue is not installed). A
+        refusal leaves the section out rather than marking the capacity report partial."""
+        had = S.QUEUES in self.snap.gaps
+        for plural, kind in (("clusterqueues", "ClusterQueue"), ("resourceflavors", "ResourceFlavor")):
+            self.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, plural, kind)
+        if not had:
+            self.snap.gaps.pop(S.QUEUES, None)
+
     def pod_extras(self, pod: Pod, bulk: bool = False) -> None:
         """What a pod names beyond the nodes: PVCs, Kueue workloads, a Volcano
         PodGroup, DRA claims and their classes and slices. ``bulk``: PVCs and the
@@ -343,22 +431,74 @@ class LiveCollector:
             c.pvcs(ns, claims)
         if pod.spec.schedulingGates or "kueue.x-k8s.io/queue-name" in pod.metadata.labels:
             if not c.snap.objects("Workload") and S.QUEUES not in c.snap.gaps:
-                c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=ns)
+                c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=ns,
+                          required="kueue.x-k8s.io/queue-name" in pod.metadata.labels)
             owners = {o.uid for o in pod.metadata.ownerReferences} | {pod.metadata.uid}
             for w in c.snap.objects("Workload") if not bulk else []:
                 if any(o.uid in owners for o in w.metadata.ownerReferences) and not c.snap.events_for("Workload", ns, w.metadata.name):
                     c.events(ns, "Workload", w.metadata.name)
+            queue = pod.metadata.labels.get("kueue.x-k8s.io/queue-name") or next(
+                (str((w.spec or {}).get("queueName") or "") for w in c.snap.objects("Workload")
+                 if w.metadata.namespace == ns and isinstance(w.spec, dict)
+                 and any(o.uid in owners for o in w.metadata.ownerReferences)), "")
+            if queue:
+                c.kueue(ns, queue)
         if "kai.scheduler/queue" in pod.metadata.labels or pod.spec.schedulerName == "kai-scheduler":
-            c.generic(S.QUEUES, "scheduling.run.ai", ("v2",), "queues", "Queue")
-        group = pod.metadata.annotations.get("scheduling.k8s.io/group-name")
+            if not any((q.apiVersion or "").startswith("scheduling.run.ai/") for q in c.snap.objects("Queue")):
+                c.generic(S.QUEUES, "scheduling.run.ai", ("v2",), "queues", "Queue")
+            kai_group = pod.metadata.annotations.get("pod-group-name")   # KAI's podgrouper names the pod's PodGroup
+            if kai_group and not any((g.apiVersion or "").startswith("scheduling.run.ai/") and g.metadata.name == kai_group
+                                     and g.metadata.namespace == ns for g in c.snap.objects("PodGroup")):
+                c.generic(S.QUEUES, "scheduling.run.ai", ("v2alpha2",), "podgroups", "PodGroup", ns=ns, name=kai_group)
+                if not bulk:
+                    c.events(ns, "PodGroup", kai_group)
+        group = (pod.metadata.annotations.get("scheduling.k8s.io/group-name")
+                 or pod.metadata.annotations.get("scheduling.volcano.sh/group-name"))
         if group and c.snap.find("PodGroup", ns, group) is None:
             c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", ns=ns, name=group)
             if not bulk:
                 c.events(ns, "PodGroup", group)
+        vpg = next((g for g in c.snap.objects("PodGroup") if group and g.metadata.name == group and g.metadata.namespace == ns
+                    and (g.apiVersion or "").startswith("scheduling.volcano.sh/")), None)
+        listed = self.__dict__.setdefault("_volcano_podgroup_namespaces", set())
+        if vpg is not None and pod.spec.schedulerName == "volcano" and ns not in listed \
+                and (vpg.status or {}).get("phase") in ("Pending", "Inqueue", "Unknown", None):
+            # the namespace's other PodGroups: finished jobs' groups that still hold queue share (volcano#2633)
+            listed.add(ns)
+            mine = {(g.metadata.namespace, g.metadata.name) for g in c.snap.objects("PodGroup")}
+            before = len(c.snap.objects("PodGroup"))
+            c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", ns=ns)
+            fresh = c.snap.objects("PodGroup")[before:]
+            c.snap.generic["PodGroup"] = c.snap.objects("PodGroup")[:before] + [
+                g for g in fresh if (g.metadata.namespace, g.metadata.name) not in mine]
+        if vpg is not None and pod.spec.schedulerName == "volcano":   # the Volcano Queue the gang waits in, and its parents
+            vq = str((vpg.spec or {}).get("queue") or "default") if isinstance(vpg.spec, dict) else "default"
+            for _ in range(8):
+                known = next((q for q in c.snap.objects("Queue") if (q.apiVersion or "").startswith("scheduling.volcano.sh/")
+                              and q.metadata.name == vq), None)
+                if known is None:
+                    c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "queues", "Queue", name=vq)
+                    known = next((q for q in c.snap.objects("Queue") if (q.apiVersion or "").startswith("scheduling.volcano.sh/")
+                                  and q.metadata.name == vq), None)
+                vq = str((known.spec or {}).get("parent") or "") if known is not None and isinstance(known.spec, dict) else ""
+                if not vq:
+                    break
         if pod.spec.resourceClaims and not c.snap.objects("DeviceClass"):
             c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceclaims", "ResourceClaim", ns=ns)
             c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "deviceclasses", "DeviceClass")
             c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceslices", "ResourceSlice")
+            c.dra_plugin_pods()
+
+    def dra_plugin_pods(self) -> None:
+        """NVIDIA's DRA driver kubelet-plugin pods (its chart's component label), cluster-wide:
+        a node whose plugin is down publishes no ResourceSlice (gpuctl/model/dra.py
+        plugin_pods). Full records (their containers' states: a crash-looping plugin
+        publishes nothing), as --snapshot reads them (collect/files.py need_for),
+        replacing a slim one of the same pod."""
+        for p in self._try(S.DEVICE_PLUGINS, "list DRA kubelet-plugin pods (cluster-wide)", "list", "pods",
+                           lambda: self.api.list("/api/v1/pods", "Pod",
+                                                 {"labelSelector": "nvidia-dra-driver-gpu-component=kubelet-plugin"})) or []:
+            self.snap.add("Pod", p)
 
     def container_logs(self, pod: Pod, tail_lines: int = 200) -> None:
         """The pod's own logs, current and (after a restart) previous, bounded."""
@@ -681,6 +821,12 @@ def collect_for_workload(api: KubeAPI, ns: str, alias: str, name: str) -> S.Snap
             c.events(ns, "ReplicaSet", rs.metadata.name)   # FailedCreate lands on the ReplicaSet
     c.quotas(ns)
     c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "workloads", "Workload", ns=ns)
+    if not pods and isinstance(obj.spec, dict) and obj.spec.get("suspend") is True:   # a Job Kueue has not admitted
+        queue = obj.metadata.labels.get("kueue.x-k8s.io/queue-name") or next(
+            (str(w.spec.get("queueName") or "") for w in c.snap.objects("Workload") if isinstance(w.spec, dict)
+             and any(o.uid == obj.metadata.uid for o in w.metadata.ownerReferences)), "")
+        if queue:
+            c.kueue(ns, queue)   # what checks/kueue.py explain_workload reads
     if not pods:   # gang-scheduled workloads wait as a PodGroup in a queue (Volcano, coscheduling)
         c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", ns=ns)
         c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "queues", "Queue")
@@ -776,6 +922,7 @@ def collect_cluster(api: KubeAPI, namespace: Optional[str] = None, selector: Opt
                                    lambda: api.list("/api/v1/events", "Event",
                                                     {"fieldSelector": "involvedObject.kind=Node,type=Warning"})))
     if not for_pending:
+        c.kueue_quotas()
         return c.snap
     say("reading scheduler and autoscaler events")
     ev_path = f"/api/v1/namespaces/{path_segment(namespace)}/events" if namespace else "/api/v1/events"
@@ -905,7 +1052,7 @@ def collect_for_fit(api: KubeAPI, pods: list[Pod], free_nodes: Optional[list[str
                        lambda n=n: api.list("/api/v1/pods", "Pod", {"fieldSelector": f"spec.nodeName={n},{NON_TERMINATED}"}))
         c._add_all("Pod", items)
     gpu_nodes, log_nodes = plugin_log_nodes(c.snap)
-    troubled = set(nodes_showing_a_problem(c.snap) if node_warnings else troubled_nodes(c.snap))
+    troubled = set(troubled_nodes(c.snap))
     plugin_nodes = [n for n in gpu_nodes if n.metadata.name in troubled]
     if plugin_nodes:
         c.device_plugins(plugin_nodes, log_nodes)
@@ -922,12 +1069,33 @@ def collect_for_fit(api: KubeAPI, pods: list[Pod], free_nodes: Optional[list[str
             c.pvcs(ns, [x for x in claims if f"{ns}/{x}" not in c.snap.pvcs])
         if p.spec.resourceClaims and not c.snap.objects("DeviceClass"):
             c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceclaims", "ResourceClaim", ns=ns)
+            if any(rc.resourceClaimTemplateName for rc in p.spec.resourceClaims):    # the claims its pods will get
+                c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceclaimtemplates", "ResourceClaimTemplate", ns=ns)
             c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "deviceclasses", "DeviceClass")
             c.generic(S.DRA, "resource.k8s.io", DRA_VERSIONS, "resourceslices", "ResourceSlice")
+            c.dra_plugin_pods()
+    groups = sorted({(p.metadata.namespace or "default", g) for p in pods
+                     for g in [p.metadata.annotations.get("scheduling.k8s.io/group-name")
+                               or p.metadata.annotations.get("scheduling.volcano.sh/group-name")] if g})
+    for ns, g in groups:    # a template naming an existing PodGroup: the gang's state (no events)
+        if c.snap.find("PodGroup", ns, g) is None:
+            c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "podgroups", "PodGroup", ns=ns, name=g)
+    volcano = volcano or bool(groups)
+    for p in pods:    # KAI's queues, and a PodGroup a template names (as pod_extras reads them; no events)
+        ns = p.metadata.namespace or "default"
+        if "kai.scheduler/queue" in p.metadata.labels or p.spec.schedulerName == "kai-scheduler":
+            if not any((q.apiVersion or "").startswith("scheduling.run.ai/") for q in c.snap.objects("Queue")):
+                c.generic(S.QUEUES, "scheduling.run.ai", ("v2",), "queues", "Queue")
+            kai_group = p.metadata.annotations.get("pod-group-name")
+            if kai_group and not any((g.apiVersion or "").startswith("scheduling.run.ai/") and g.metadata.name == kai_group
+                                     for g in c.snap.objects("PodGroup")):
+                c.generic(S.QUEUES, "scheduling.run.ai", ("v2alpha2",), "podgroups", "PodGroup", ns=ns, name=kai_group)
     for ns in kueue_namespaces or []:
         c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "localqueues", "LocalQueue", ns=ns)
-    if kueue_namespaces:
+    if kueue_namespaces:    # what Kueue's flavor assignment reads (gpuctl/model/kueue.py)
         c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "clusterqueues", "ClusterQueue")
+        c.generic(S.QUEUES, "kueue.x-k8s.io", KUEUE_VERSIONS, "resourceflavors", "ResourceFlavor")
+        c.generic(S.QUEUES, "kueue.x-k8s.io", ("v1beta1", "v1beta2", "v1alpha1"), "cohorts", "Cohort")
     if volcano:
         c.generic(S.QUEUES, "scheduling.volcano.sh", ("v1beta1",), "queues", "Queue")
     return c.snap

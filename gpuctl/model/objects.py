@@ -552,6 +552,7 @@ GENERIC_KINDS = frozenset({
     "Deployment", "StatefulSet", "PersistentVolume", "ResourceClaim", "ResourceClaimTemplate",
     "DeviceClass", "ResourceSlice", "Workload", "LocalQueue", "ClusterQueue", "ResourceFlavor",
     "PodGroup", "Queue", "PyTorchJob", "MPIJob", "JobSet", "NodeClaim", "NodePool", "CronJob",
+    "Cohort", "PendingWorkloadsSummary",   # Kueue: gpuctl keeps a visibility-API answer's items in status.items
 })
 
 KNOWN_KINDS = frozenset(TYPED_KINDS) | GENERIC_KINDS

@@ -139,7 +139,40 @@ def render_capacity(doc: dict[str, Any], console: Console, wide: bool = False) -
         totals.add_row(clean(t["resource"]), str(t["nodes"]), str(t["capacity"]), str(t["allocatable"]), str(t["allocated"]),
                        str(t["free"]), str(t["unhealthy"]))
     console.print(totals)
+    render_queues(doc, console)
     print_unreadable(doc, console)
+
+
+def render_queues(doc: dict[str, Any], console: Console) -> None:
+    """GPUs by Kueue ResourceFlavor: quota next to the nodes that carry the flavor."""
+    q = doc.get("queues")
+    if not q:
+        return
+    console.print()
+    table = Table(title="Kueue quota by ResourceFlavor", title_justify="left", show_edge=False, pad_edge=False, box=None)
+    for col in ("FLAVOR", "RESOURCE", "QUEUES", "NOMINAL", "RESERVED", "FREE", "NODES", "ALLOCATABLE"):
+        table.add_column(col)
+    for f in q["flavors"]:
+        table.add_row(clean(f["flavor"]), clean(f["resource"]), str(f["clusterQueues"]), _n(f["nominal"]), _n(f["reserved"]),
+                      _n(f["free"]), _n(f["nodes"]), _n(f["allocatable"]))
+    console.print(table)
+    # one small table per ClusterQueue under its name and cohort: nine columns in one
+    # table do not fit 80 columns without cutting names
+    from rich.padding import Padding
+
+    by_queue: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in q["clusterQueues"]:
+        by_queue.setdefault((r["clusterQueue"], r["cohort"] or ""), []).append(r)
+    for (name, cohort), rows in by_queue.items():
+        console.print(Text(f"ClusterQueue {clean(name)}" + (f" (cohort {clean(cohort)})" if cohort else "")))
+        per = Table(show_edge=False, pad_edge=False, box=None)
+        for col in ("FLAVOR", "RESOURCE", "NOMINAL", "RESERVED", "FREE", "BORROW", "LEND"):
+            per.add_column(col)
+        for r in rows:
+            per.add_row(clean(r["flavor"]), clean(r["resource"]), _n(r["nominal"]), _n(r["reserved"]), _n(r["free"]),
+                        "-" if r["borrowingLimit"] is None else str(r["borrowingLimit"]),
+                        "-" if r["lendingLimit"] is None else str(r["lendingLimit"]))
+        console.print(Padding(per, (0, 0, 0, 2)))
 
 
 CSV_COLUMNS = ("node", "pool", "resource", "sku", "capacity", "allocatable", "allocated", "free", "unhealthy",
@@ -177,6 +210,11 @@ def capacity_markdown(doc: dict[str, Any]) -> str:
                                            ("partly unreadable", bool(r.get("unreadable")))) if on) or "ok"
         lines.append(f"| {_md(r['node'])} | `{_md(r['resource'])}` | {_md(r['sku'] or '?')} | {_n(r['allocated'])} / {_n(r['allocatable'])} | "
                      f"{_n(r['free'])} | {state} |")
+    if doc.get("queues"):
+        lines += ["", "| Kueue flavor | resource | ClusterQueues | nominal | reserved | free | nodes | allocatable |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        lines += [f"| {_md(f['flavor'])} | `{_md(f['resource'])}` | {f['clusterQueues']} | {_n(f['nominal'])} | {_n(f['reserved'])} | "
+                  f"{_n(f['free'])} | {_n(f['nodes'])} | {_n(f['allocatable'])} |" for f in doc["queues"]["flavors"]]
     lines += unreadable_markdown(doc)
     return "\n".join(lines) + "\n"
 
@@ -185,6 +223,11 @@ def _age(seconds: Any) -> str:
     from ..model.snapshot import human_age
 
     return human_age(seconds) if seconds is not None else "?"
+
+
+def _queue(p: dict[str, Any]) -> str:
+    """``, queue Q`` for a pod that waits in a queue (Kueue ClusterQueue, Volcano or KAI queue)."""
+    return f", queue {clean(p['queue'])}" if p.get("queue") else ""
 
 
 def _pending_unlisted(doc: dict[str, Any]) -> bool:
@@ -206,7 +249,7 @@ def render_pending(doc: dict[str, Any], console: Console, wide: bool = False) ->
         console.print(head)
         console.print(Para(g["summary"], 3), soft_wrap=True)
         shown = g["pods"] if wide else g["pods"][:6]
-        console.print(Para(", ".join(f"{p['namespace']}/{p['name']} ({_age(p['pendingSeconds'])})"
+        console.print(Para(", ".join(f"{p['namespace']}/{p['name']} ({_age(p['pendingSeconds'])}{_queue(p)})"
                                      for p in shown) + (f", … {len(g['pods']) - len(shown)} more" if len(g["pods"]) > len(shown) else ""),
                            3, 3, "dim"), soft_wrap=True)
         for fx in g["fixes"][:1 if not wide else None]:
@@ -228,7 +271,7 @@ def pending_markdown(doc: dict[str, Any]) -> str:
     for i, g in enumerate(doc["groups"], 1):
         lines += [f"### {i}. `{g['code']}` — {len(g['pods'])} pod(s), oldest {_age(g['oldestPendingSeconds'])}", "",
                   _md(g["summary"]), ""]
-        lines += [f"- `{_md(p['namespace'])}/{_md(p['name'])}` ({_age(p['pendingSeconds'])})" for p in g["pods"]]
+        lines += [f"- `{_md(p['namespace'])}/{_md(p['name'])}` ({_age(p['pendingSeconds'])}{_md(_queue(p))})" for p in g["pods"]]
         for fx in g["fixes"][:1]:
             lines += ["", f"Fix: {_md(fx['summary'])}", ""] + markdown_fences(fx)
         lines.append("")

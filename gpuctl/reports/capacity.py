@@ -24,11 +24,13 @@ from typing import Any, Optional
 
 from ..checks.context import requests_read, used_by
 from ..knowledge import catalog
+from ..model import kueue as K
 from ..model.matching import node_selector_mismatches, required_affinity_matches
 from ..model.objects import Node, Unreadable
 from ..model.quantity import parse_quantity
 from ..model.requests import request_of
 from ..errors import SourceError
+from ..model.dra import dra_devices
 from ..model.snapshot import NODES, PODS, Snapshot, unreadable_dicts
 
 POOL_LABELS = ("gpu-type", "nvidia.com/gpu.product", "node.kubernetes.io/instance-type")
@@ -160,42 +162,35 @@ def _rows_for_node(snap: Snapshot, node: Node, pods: list, pool_label: str) -> l
 
 
 def _dra_rows(snap: Snapshot, nodes: dict[str, Node], pool_label: str) -> list[Row]:
-    """DRA: devices published in ResourceSlices, per node and DeviceClass, and the
-    ResourceClaims allocated from them."""
+    """DRA: devices published in ResourceSlices (``model.dra.dra_devices``), per node and
+    DeviceClass (MIG partitions apart, as ``CLASS/mig``), and the ResourceClaims
+    allocated from them; a partition whose GPU is taken counts as allocated."""
     classes: dict[str, str] = {}
     for dc in snap.objects("DeviceClass"):
         for sel in (dc.spec or {}).get("selectors") or []:
             m = _DRIVER_RE.search(((sel or {}).get("cel") or {}).get("expression", ""))
             if m:
                 classes.setdefault(m.group(1), dc.metadata.name)
-    allocated: dict[tuple[str, str, str], str] = {}
-    for c in snap.objects("ResourceClaim"):
-        for res in (((c.status or {}).get("allocation") or {}).get("devices") or {}).get("results") or []:
-            allocated[(res.get("driver", ""), res.get("pool", ""), res.get("device", ""))] = \
-                f"{c.metadata.namespace}/{c.metadata.name}"
     by_key: dict[tuple[str, str], Row] = {}
-    for s in snap.objects("ResourceSlice"):
-        spec = s.spec or {}
-        node_name, driver = spec.get("nodeName"), spec.get("driver", "")
-        if not node_name or node_name not in nodes:
+    for d in dra_devices(snap):      # the allocator's view: newest pool generation, every API shape
+        if not d.node or d.node not in nodes:
             continue
-        node = nodes[node_name]
-        resource = f"dra:{classes.get(driver, driver)}"
-        row = by_key.get((node_name, resource))
+        node = nodes[d.node]
+        # a MIG partition and its parent GPU are both published: each its own row, never summed
+        resource = f"dra:{classes.get(d.driver, d.driver)}" + ("/mig" if d.kind == "mig" else "")
+        row = by_key.get((d.node, resource))
         if row is None:
             ev = catalog.node_has_gpus(node.metadata.labels)
-            row = by_key[(node_name, resource)] = Row(
-                node_name, resource, ev.sku.id if ev and ev.sku else None, 0, 0, 0, not node.spec.unschedulable, node.ready,
+            row = by_key[(d.node, resource)] = Row(
+                d.node, resource, ev.sku.id if ev and ev.sku else None, 0, 0, 0, not node.spec.unschedulable, node.ready,
                 node.metadata.labels.get(pool_label) or f"(no {pool_label})")
-        pool_name = (spec.get("pool") or {}).get("name", "")
-        for d in spec.get("devices") or []:
-            row.capacity += 1
-            row.allocatable += 1
-            claim = allocated.get((driver, pool_name, d.get("name", "")))
-            if claim:
-                row.allocated += 1
-                if claim not in row.claims:
-                    row.claims.append(claim)
+        row.capacity += 1
+        row.allocatable += 1
+        if d.allocated or d.blocked_by_counters:    # taken, or its share of the GPU is (a partition of an allocated GPU)
+            row.allocated += 1
+        for claim in d.claims:
+            if claim not in row.claims:
+                row.claims.append(claim)
     return list(by_key.values())
 
 
@@ -380,10 +375,48 @@ def _capacity(snap: Snapshot, pool_label: Optional[str], wide: bool) -> dict[str
                        "free": _int(_sum(r.free for r in rr)), "unhealthy": _int(_sum(r.unhealthy for r in rr))})
     doc = {"schema": "gpuctl/capacity/v1", "pool_label": key, "rows": [r.to_dict(wide) for r in rows],
            "pools": pools, "totals": totals}
+    queues = kueue_queues(snap, rows, node_by_name)
+    if queues:
+        doc["queues"] = queues
     unreadable = capacity_unreadable(snap)
     if unreadable:
         doc["unreadable"] = unreadable_dicts(unreadable)
     return doc
+
+
+def kueue_queues(snap: Snapshot, rows: list[Row], nodes: dict[str, Node]) -> Optional[dict[str, Any]]:
+    """GPUs by Kueue ResourceFlavor (docs/output.md, ``queues``): per flavor and GPU
+    resource the nominal quota and reservations summed over the ClusterQueues, next to
+    the allocatable GPUs of the nodes that carry the flavor's nodeLabels; and per
+    ClusterQueue and flavor its own figures. None when no ClusterQueue was read."""
+    cqs = snap.objects("ClusterQueue")
+    if not cqs:
+        return None
+    gpu = lambda r: catalog.is_gpu_resource(r) or "gpu" in r.lower()  # noqa: E731
+    qrows = [r for r in K.quota_rows(cqs, snap.objects("Cohort")) if gpu(r["resource"])]
+    flavors = {f.metadata.name: f for f in snap.objects("ResourceFlavor")}
+    by_flavor: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in qrows:
+        e = by_flavor.setdefault((r["flavor"], r["resource"]), {
+            "flavor": r["flavor"], "resource": r["resource"], "clusterQueues": 0, "nominal": 0.0, "reserved": 0.0})
+        e["clusterQueues"] += 1
+        e["nominal"] += r["nominal"]
+        e["reserved"] += r["reserved"]
+    out_flavors = []
+    for (fname, res), e in sorted(by_flavor.items()):
+        f = flavors.get(fname)
+        matched = [x for x in rows if x.resource == res and f is not None
+                   and K.flavor_matches_node(f, nodes[x.node].metadata.labels if x.node in nodes else {})]
+        e.update({"nominal": _int(e["nominal"]), "reserved": _int(e["reserved"]),
+                  "free": _int(max(0.0, e["nominal"] - e["reserved"])),
+                  "nodeLabels": dict((f.spec or {}).get("nodeLabels") or {}) if f is not None and isinstance(f.spec, dict) else None,
+                  "nodes": len({x.node for x in matched}) if f is not None else None,
+                  "allocatable": _int(_sum(x.allocatable for x in matched)) if f is not None else None})
+        out_flavors.append(e)
+    for r in qrows:
+        for k in ("nominal", "reserved", "free", "borrowingLimit", "lendingLimit"):
+            r[k] = _int(r[k]) if r[k] is not None else None
+    return {"flavors": out_flavors, "clusterQueues": qrows}
 
 
 def capacity_unreadable(snap: Snapshot) -> list[Any]:

@@ -156,3 +156,21 @@ def labels_document(plans: list, snap, applied: bool, dry_run: Optional[str] = N
     if errors:
         doc["errors"] = errors
     return doc
+
+
+def label_keys(include: str, key: Optional[list[str]], prefix: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """label-nodes' --include, --key and --prefix (and the MCP tool's same inputs): the
+    labels managed and each one's key. A bad name is a usage error."""
+    from ..errors import UsageError
+
+    names = [n.strip() for n in include.split(",") if n.strip()] or list(DEFAULT_INCLUDED)
+    bad = [n for n in names if n not in KEYS]
+    if bad:
+        raise UsageError(f"--include: unknown label {', '.join(bad)}; use {', '.join(KEYS)}")
+    overrides = {}
+    for k in key or []:
+        name, _, label = k.partition("=")
+        if name not in KEYS or not label:
+            raise UsageError(f"--key {k!r}: use NAME=LABEL with NAME in {', '.join(KEYS)}")
+        overrides[name] = label
+    return tuple(names), resolve_keys(prefix, overrides)

@@ -12,6 +12,7 @@ from ..checks.context import PodContext
 from ..checks.memo import Memo
 from ..findings import Severity
 from ..knowledge import catalog
+from ..model.kueue import QUEUE_LABEL
 from ..model.snapshot import Snapshot, unreadable_dicts
 
 
@@ -28,6 +29,28 @@ def pending_gpu_pods(snap: Snapshot, namespace: Optional[str], memo: Optional[Me
                 or getattr(p.spec, "resourceClaims", None):
             out.append(p)
     return sorted(out, key=lambda p: p.key)
+
+
+def queue_of(snap: Snapshot, pod: Any) -> Optional[str]:
+    """The queue a Pending pod waits in (docs/output.md, ``queue``): for Kueue the
+    ClusterQueue its LocalQueue points at (else the LocalQueue, ``NS/NAME``); for
+    Volcano and KAI the queue the pod names; None when it names none."""
+    labels, ns = pod.metadata.labels, pod.metadata.namespace or "default"
+    lq = labels.get(QUEUE_LABEL)
+    if lq is None:
+        owners = {o.uid for o in pod.metadata.ownerReferences} | {pod.metadata.uid}
+        for w in snap.objects("Workload"):
+            if w.metadata.namespace == ns and isinstance(w.spec, dict) and (
+                    any(o.uid in owners for o in w.metadata.ownerReferences if o.uid)
+                    or w.metadata.labels.get("kueue.x-k8s.io/job-uid") in owners):
+                lq = str(w.spec.get("queueName") or "") or None
+                break
+    if lq:
+        q = snap.find("LocalQueue", ns, lq)
+        cq = q.spec.get("clusterQueue") if q is not None and isinstance(q.spec, dict) else None
+        return str(cq) if cq else f"{ns}/{lq}"
+    other = labels.get("kai.scheduler/queue") or pod.metadata.annotations.get("scheduling.volcano.sh/queue-name")
+    return str(other) if other else None
 
 
 def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, Any], int]:
@@ -52,7 +75,8 @@ def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, 
         age = PodContext(snap, p, memo).age_seconds
         g["pods"].append({"namespace": p.metadata.namespace, "name": p.metadata.name,
                           "pendingSeconds": int(age) if age is not None else None,
-                          "verdict": d.verdict, "summary": top.summary if top else None})
+                          "verdict": d.verdict, "summary": top.summary if top else None,
+                          "queue": queue_of(snap, p)})
         for c in d.checks:
             if c.name == "decode objects":
                 continue   # listed once, whole, in "unreadable"
@@ -67,6 +91,7 @@ def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, 
     order = {"blocker": 0, "critical": 1, "warning": 2, "info": 3}
     ranked = sorted(groups.values(), key=lambda g: (-len(g["pods"]), order.get(g["severity"], 4), g["code"]))
     for g in ranked:
+        g["pods"].sort(key=lambda p: p["queue"] or "")   # by queue within a cause (stable: else as listed)
         waits = [p["pendingSeconds"] for p in g["pods"] if p["pendingSeconds"] is not None]
         g["oldestPendingSeconds"] = max(waits) if waits else None
         if len({p["summary"] for p in g["pods"]}) > 1:

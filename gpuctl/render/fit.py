@@ -1,0 +1,144 @@
+"""``gpuctl fit`` for people: per workload, the verdict and how many replicas fit,
+where they would go, and, when they do not all fit, the ranked findings of the
+replica that stays Pending (as ``diagnose pod`` prints them); Markdown for a
+ticket. Cluster text goes through ``clean`` into ``Text`` objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .diagnosis import Para, _finding_block, _md, markdown_fences, STATUS_STYLE, StyledPara
+from .safe import clean
+
+VERDICT_STYLE = {"fits": "bold white on green", "partial": "bold black on yellow", "blocked": "bold white on red",
+                 "inconclusive": "bold black on cyan"}
+MAX_NODES = 5
+
+
+def _free(n: dict[str, Any]) -> str:
+    return ", ".join(f"{v} {k}" for k, v in (n.get("free") or {}).items())
+
+
+def _node_table(nodes: list[dict[str, Any]], title: str) -> Table:
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, expand=False)
+    table.add_column("NODE", no_wrap=True)
+    table.add_column("FITS")
+    table.add_column("SCORE", justify="right")
+    table.add_column("FREE")
+    table.add_column("REASONS")
+    for n in nodes:
+        table.add_row(Text(clean(n["name"])), Text("yes" if n["fits"] else "no", style="green" if n["fits"] else "red"),
+                      Text(str(n["score"]) if n.get("score") is not None else "-"), Text(clean(_free(n))),
+                      Text(clean(", ".join(n["reasons"]))))
+    return table
+
+
+def render_fit(doc: dict[str, Any], console: Console, wide: bool = False) -> None:
+    for a in doc.get("assumptions") or []:
+        console.print(Para(f"Assuming {a['text']}", 0, 2, "dim"), soft_wrap=True)
+    for i, w in enumerate(doc["workloads"]):
+        if i:
+            console.print()
+        head = Text()
+        head.append(f" {w['verdict'].upper()} ", style=VERDICT_STYLE.get(w["verdict"], "bold"))
+        head.append(" ")
+        head.append(clean(f"{w['workload']} -n {w['namespace']}"), style="bold")
+        console.print(head, soft_wrap=True)
+        console.print(Para(w["summary"], 2, 4), soft_wrap=True)
+        q = w.get("queue")
+        if q:
+            state = {True: "would admit it", False: "would not admit it", None: "cannot tell"}[q["admitted"]]
+            console.print(Para(f"{q['system']} queue {q['name']}: {state}", 2, 4, "dim"), soft_wrap=True)
+            for line in (q["evidence"] if wide else q["evidence"][:2]):
+                console.print(Para("• " + line, 4, 6, "dim"), soft_wrap=True)
+        for t in w["templates"]:
+            _template(t, w, console, wide)
+    for note in doc.get("notes") or []:
+        console.print(Para(note, 0, 2, "italic"), soft_wrap=True)
+
+
+def _template(t: dict[str, Any], w: dict[str, Any], console: Console, wide: bool) -> None:
+    label = (t["role"] + ": " if t.get("role") else "")
+    reqs = ", ".join(f"{v} {k}" for k, v in (t.get("requests") or {}).items() if "/" in k) or "no extended resources"
+    console.print(Para(f"{label}{t['fit']} of {t['replicas']} fit (each pod requests {reqs})"
+                       + (f"; quota admits {t['quotaAdmits']}" if t.get("quotaAdmits") is not None and t["quotaAdmits"] < t["replicas"] else ""),
+                       2, 4, "bold"), soft_wrap=True)
+    if t["placements"]:
+        shown = t["placements"] if wide else t["placements"][:8]
+        console.print(Para("placed: " + ", ".join(f"{p['pod']} -> {p['node']} ({p['score']})" for p in shown)
+                           + (f", … {len(t['placements']) - len(shown)} more" if len(t["placements"]) > len(shown) else ""),
+                           4, 6), soft_wrap=True)
+    fitting = [n for n in t["nodes"] if n["fits"]]
+    if fitting and not wide:
+        console.print(Para("nodes that fit, most allocated after placement first: " + ", ".join(
+            f"{n['name']} ({n['score']})" for n in fitting[:MAX_NODES])
+            + (f", … {len(fitting) - MAX_NODES} more (-o wide)" if len(fitting) > MAX_NODES else ""), 4, 6), soft_wrap=True)
+    problems = [f for f in t["findings"] if f["severity"] != "info" or wide]
+    if problems and not w["fits"]:
+        console.print()
+        for i, f in enumerate(problems, 1):
+            if i == 2:
+                console.print(Text("Other findings, ranked:", style="bold underline"))
+            for part in _finding_block(f, i, i == 1, wide):
+                console.print(part, soft_wrap=not isinstance(part, Table))
+            console.print()
+    if wide and t["nodes"]:
+        console.print(_node_table(t["nodes"], "Per-node fit of the first replica"))
+    for c in t["checks"]:
+        if c["status"] in ("skipped", "error") or wide:
+            line = Text("  ")
+            line.append(c["status"], style=STATUS_STYLE.get(c["status"], ""))
+            line.append(" " + clean(c["name"]))
+            if c["detail"]:
+                line.append(": " + clean(c["detail"]), style="dim")
+            console.print(StyledPara(line, 4), soft_wrap=True)
+    for note in t.get("notes") or []:
+        console.print(Para(note, 2, 4, "italic"), soft_wrap=True)
+
+
+def fit_markdown(doc: dict[str, Any]) -> str:
+    out = ["## gpuctl fit: " + ("**fits**" if doc["fits"] else "**does not fit**"), "", _md(doc["summary"]), ""]
+    if doc.get("assumptions"):
+        out += ["Assuming: " + "; ".join(_md(a["text"]) for a in doc["assumptions"]), ""]
+    for w in doc["workloads"]:
+        out += [f"### `{_md(w['workload'])}` in `{_md(w['namespace'])}` — **{w['verdict']}**", "", _md(w["summary"]), ""]
+        if w.get("queue"):
+            q = w["queue"]
+            out += [f"- {q['system']} queue `{_md(q['name'])}`: admitted {q['admitted']}"]
+            out += [f"  - {_md(e)}" for e in q["evidence"]]
+            out.append("")
+        for t in w["templates"]:
+            out.append(f"#### {(_md(t['role']) + ': ') if t.get('role') else ''}{t['fit']} of {t['replicas']} fit")
+            out.append("")
+            if t["placements"]:
+                out += [f"- `{_md(p['pod'])}` → `{_md(p['node'])}` (score {p['score']})" for p in t["placements"]]
+                out.append("")
+            fitting = [n for n in t["nodes"] if n["fits"]]
+            if fitting:
+                out += ["| node | score | free |", "| --- | --- | --- |"]
+                out += [f"| `{_md(n['name'])}` | {n['score']} | {_md(_free(n))} |" for n in fitting[:20]]
+                out.append("")
+            for i, f in enumerate(t["findings"], 1):
+                if w["fits"] and f["severity"] == "info":
+                    continue
+                out += [f"##### {i}. `{f['code']}` ({f['severity']})", "", _md(f["summary"]), ""]
+                if f["evidence"]:
+                    out += ["Evidence:"] + [f"- {_md(e)}" for e in f["evidence"]] + [""]
+                if f["fixes"]:
+                    out.append("Fix:")
+                    for j, fix in enumerate(f["fixes"], 1):
+                        out.append(f"{j}. {_md(fix['summary'])}"
+                                   + (f" _(needs judgement: {_md(fix['needsJudgement'])})_" if fix.get("needsJudgement") else ""))
+                        out += markdown_fences(fix, "   ")
+                    out.append("")
+                out += [f"Runbook: `{f['runbook']}`", ""]
+            bad = [c for c in t["checks"] if c["status"] in ("skipped", "error")]
+            if bad:
+                out += ["Checks not completed:"] + [f"- {c['status']} `{c['name']}`: {_md(c['detail'])}" for c in bad] + [""]
+    for note in doc.get("notes") or []:
+        out += [f"_{_md(note)}_", ""]
+    return "\n".join(out)
