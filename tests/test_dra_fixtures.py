@@ -288,6 +288,113 @@ def kubelet_plugin_not_running() -> tuple[dict, dict]:
         fixes=["kubectl -n nvidia-dra-driver-gpu logs nvidia-dra-driver-gpu-kubelet-plugin-mlpz2 -c gpus --tail=50"])
 
 
+CD_SRC = ("kubernetes-sigs/dra-driver-nvidia-gpu: api/nvidia.com/resource/v1beta1/computedomain.go (ComputeDomain "
+          "spec.numNodes, spec.channel.resourceClaimTemplate.name, status.status NotReady), "
+          "cmd/compute-domain-controller/resourceclaimtemplate.go (the workload ResourceClaimTemplate: labels "
+          "resource.nvidia.com/computeDomain=<ComputeDomain UID> and resource.nvidia.com/computeDomainTarget=Workload, "
+          "finalizer resource.nvidia.com/computeDomain, DeviceClass compute-domain-default-channel.nvidia.com, "
+          "opaque ComputeDomainChannelConfig with domainID), the chart's "
+          "templates/deviceclass-compute-domain-default-channel.yaml (selector device.driver == "
+          "'compute-domain.nvidia.com' && device.attributes['compute-domain.nvidia.com'].type == 'channel' && "
+          "device.attributes['compute-domain.nvidia.com'].id == 0) and templates/kubeletplugin.yaml (container "
+          "compute-domains runs compute-domain-kubelet-plugin; the driver's docs: with "
+          "resources.computeDomains.enabled=false the kubelet-plugin pod has only its gpus container)")
+CD_UID = "5b1f3c0e-8d7a-4c52-9e1b-2f6a7d9c4e13"
+CHANNEL_CLAIM = "notebook-eval-0-imex-channel-7hq2x"
+
+
+def compute_domain_channel_unallocatable() -> tuple[dict, dict]:
+    """A two-node NVLink (GB200-style) job: the pod claims an IMEX channel through
+    the ResourceClaimTemplate a ComputeDomain's controller made; no node publishes
+    compute-domain.nvidia.com channels (node 1's compute-domains container crashes
+    after a chart upgrade enabled ComputeDomains; the DaemonSet's rolling update
+    stalled on it, so node 2 still runs the old plugin pod without that container)."""
+    doc = _base()
+    _free_node(doc, 0)
+    _free_node(doc, 1)
+    ns = "ml-research"
+    pod = _one(doc, "Pod", POD)
+    pod["spec"]["resourceClaims"].append({"name": "imex-channel", "resourceClaimTemplateName": "pretrain-70b-channel"})
+    pod["status"]["resourceClaimStatuses"].append({"name": "imex-channel", "resourceClaimName": CHANNEL_CLAIM})
+    for c in pod["spec"]["containers"]:
+        c["resources"]["claims"].append({"name": "imex-channel"})
+    channel_cfg = {"opaque": {"driver": "compute-domain.nvidia.com", "parameters": {
+        "apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomainChannelConfig",
+        "domainID": CD_UID, "allocationMode": "Single"}}, "requests": ["channel"]}
+    request = {"name": "channel", "exactly": {"allocationMode": "ExactCount", "count": 1,
+                                              "deviceClassName": "compute-domain-default-channel.nvidia.com"}}
+    gpu_claim = _one(doc, "ResourceClaim", CLAIM)
+    tmpl = copy.deepcopy(_one(doc, "ResourceClaimTemplate", "single-gpu"))
+    tmpl["metadata"].update(name="pretrain-70b-channel", uid="3c8e2a41-77d0-4f1e-b5a9-0e6d2c1f8b37",
+                            labels={"resource.nvidia.com/computeDomain": CD_UID,
+                                    "resource.nvidia.com/computeDomainTarget": "Workload"},
+                            finalizers=["resource.nvidia.com/computeDomain"])
+    tmpl["spec"] = {"spec": {"devices": {"requests": [copy.deepcopy(request)], "config": [copy.deepcopy(channel_cfg)]}}}
+    claim = copy.deepcopy(gpu_claim)
+    claim["metadata"].update(name=CHANNEL_CLAIM, uid="9a4d7e20-1c3b-4f88-a6d2-5e7b0c9f1a64")
+    claim["metadata"]["annotations"] = {"resource.kubernetes.io/pod-claim-name": "imex-channel"}
+    claim["spec"] = {"devices": {"requests": [copy.deepcopy(request)], "config": [copy.deepcopy(channel_cfg)]}}
+    doc["items"] += [tmpl, claim]
+    doc["items"].append({
+        "apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
+        "metadata": {"name": "pretrain-70b", "namespace": ns, "uid": CD_UID,
+                     "creationTimestamp": "2026-11-20T02:48:00Z", "finalizers": ["resource.nvidia.com/computeDomain"]},
+        "spec": {"numNodes": 2, "channel": {"resourceClaimTemplate": {"name": "pretrain-70b-channel"},
+                                            "allocationMode": "Single"}},
+        "status": {"status": "NotReady"}})
+    dc = copy.deepcopy(_one(doc, "DeviceClass", "gpu.nvidia.com"))
+    dc["metadata"].update(name="compute-domain-default-channel.nvidia.com",
+                          uid="uid-cluster-compute-domain-default-channel.nvidia.com")
+    dc["spec"] = {"selectors": [_selector(
+        "device.driver == 'compute-domain.nvidia.com' && device.attributes['compute-domain.nvidia.com'].type == "
+        "'channel' && device.attributes['compute-domain.nvidia.com'].id == 0")]}
+    doc["items"].append(dc)
+    plugins = {p["spec"]["nodeName"]: p for p in _items(doc, "Pod")
+               if p["metadata"]["name"].startswith("nvidia-dra-driver-gpu-kubelet-plugin")}
+    new = plugins["gpu-a100-1"]   # the upgraded revision: compute-domains crashes
+    new["metadata"]["labels"].update({"pod-template-generation": "2", "controller-revision-hash": "6d9f7c8b5"})
+    for cs in new["status"]["containerStatuses"]:
+        if cs["name"] == "compute-domains":
+            cs.update(ready=False, started=False, restartCount=9, state={"waiting": {
+                "reason": "CrashLoopBackOff",
+                "message": "back-off 5m0s restarting failed container=compute-domains pod=" + new["metadata"]["name"]
+                           + "_nvidia-dra-driver-gpu(" + new["metadata"]["uid"] + ")"}},
+                lastState={"terminated": {"exitCode": 1, "reason": "Error", "startedAt": "2026-11-20T03:06:40Z",
+                                          "finishedAt": "2026-11-20T03:06:41Z"}})
+    for c in new["status"].get("conditions", []):
+        if c["type"] in ("Ready", "ContainersReady"):
+            c.update(status="False", reason="ContainersNotReady",
+                     message="containers with unready status: [compute-domains]")
+    old = plugins["gpu-a100-2"]   # the previous revision, rendered with resources.computeDomains.enabled=false
+    old["spec"]["containers"] = [c for c in old["spec"]["containers"] if c["name"] != "compute-domains"]
+    old["status"]["containerStatuses"] = [c for c in old["status"]["containerStatuses"] if c["name"] != "compute-domains"]
+    text = json.dumps(doc)
+    for a, b in (("gpu-a100-1", "gb200-node-1"), ("gpu-a100-2", "gb200-node-2")):
+        text = text.replace(a, b)
+    doc = json.loads(text)
+    return doc, _expected(
+        "dra-claim-unallocatable",
+        "DRA v1, multi-node NVLink job: the pod's imex-channel claim comes from the ResourceClaimTemplate the "
+        "ComputeDomain controller created for ComputeDomain pretrain-70b and asks for 1 device of DeviceClass "
+        "compute-domain-default-channel.nvidia.com, but no node publishes a compute-domain.nvidia.com ResourceSlice: "
+        "gb200-node-1's compute-domains container is in CrashLoopBackOff (kubelet wording 'back-off 5m0s restarting "
+        "failed container=...') and gb200-node-2 still runs the kubelet-plugin pod of the DaemonSet's previous "
+        "revision, without a compute-domains container. Sources: " + CD_SRC + ". Wording: " + SCHED_SRC + ".",
+        ["resourceclaim/" + CHANNEL_CLAIM + " request channel: needs 1 device of DeviceClass "
+         "compute-domain-default-channel.nvidia.com",
+         "no ResourceSlice publishes devices of driver compute-domain.nvidia.com, which DeviceClass "
+         "compute-domain-default-channel.nvidia.com selects",
+         "resourceclaim/" + CHANNEL_CLAIM + " (generated from resourceclaimtemplate/pretrain-70b-channel) asks for an IMEX channel of the ComputeDomain with uid " + CD_UID,
+         "node gb200-node-1: no ResourceSlice from driver compute-domain.nvidia.com, though its kubelet plugin pod "
+         "nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin-s7lg6 is Running, its compute-domains "
+         "container CrashLoopBackOff",
+         "node gb200-node-2: no ResourceSlice from driver compute-domain.nvidia.com, though its kubelet plugin pod "
+         "nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin-mlpz2 is Running, and it has no "
+         "compute-domains container, which publishes them"],
+        fixes=["kubectl -n nvidia-dra-driver-gpu logs nvidia-dra-driver-gpu-kubelet-plugin-s7lg6 -c compute-domains --tail=50",
+               "kubectl -n nvidia-dra-driver-gpu describe pod nvidia-dra-driver-gpu-kubelet-plugin-mlpz2"])
+
+
 def as_version(doc: dict, version: str) -> dict:
     """The same cluster as an API server that serves resource.k8s.io only at
     ``version`` stores it: v1beta2 has v1's shapes; v1beta1 has a request's fields
@@ -319,6 +426,7 @@ SCENARIOS = {
     "dra-device-taint-not-tolerated": taint_not_tolerated,
     "dra-first-available-falls-through": first_available_falls_through,
     "dra-kubelet-plugin-not-running": kubelet_plugin_not_running,
+    "dra-compute-domain-channel-unallocatable": compute_domain_channel_unallocatable,
 }
 
 

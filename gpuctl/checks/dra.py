@@ -127,6 +127,11 @@ def _plugin_lines(ctx: PodContext, drivers: set[str]) -> tuple[list[str], list[t
                 continue
             p = plugin[0]
             named.append((p, container))
+            if not any(c.name == container for c in p.spec.containers):
+                out.append(f"node {node}: no ResourceSlice from driver {driver}, though its kubelet plugin pod "
+                           f"{p.metadata.namespace}/{p.metadata.name} is {p.phase}, and it has no {container} "
+                           f"container, which publishes them (the DaemonSet revision this pod came from lacks it)")
+                continue
             # plugin pods are full records, live and from files alike: their containers' states show
             out.append(f"node {node}: no ResourceSlice from driver {driver}, though its kubelet plugin pod "
                        f"{p.metadata.namespace}/{p.metadata.name} is {p.phase}{_container_state(p, container)}: "
@@ -192,6 +197,7 @@ def dra_claims(ctx: PodContext) -> Iterable[Finding]:
         if (claim.status or {}).get("allocation"):
             continue
         claims.append(name)
+        before = len(evidence)
         inv = ctx.memo.get_or(("dra-inventory",), lambda: D.inventory(ctx.snap))
         for rr in D.analyse_claim(ctx.snap, claim, taken, inv):
             classes = list(dict.fromkeys(classes + [a.alt.device_class for a in rr.alternatives]))
@@ -214,6 +220,16 @@ def dra_claims(ctx: PodContext) -> Iterable[Finding]:
                                 f"firstAvailable subrequests fits; each falls through to the next")
             for a in rr.alternatives:
                 evidence += _alt_lines(name, a) if not a.invalid else _invalid_lines(a)
+                pinned = D.drivers_of(ctx.snap, [a.alt.device_class]) if not a.class_missing and not a.matching else set()
+                if pinned and not any(D.slice_nodes(ctx.snap, d) for d in pinned):
+                    evidence.append(f"no ResourceSlice publishes devices of driver {_names(sorted(pinned))}, which "
+                                    f"DeviceClass {a.alt.device_class} selects: no device can match it")
+        cd = D.compute_domain_of(claim) if len(evidence) > before else None
+        if cd:
+            made = f" (generated from resourceclaimtemplate/{rc.resourceClaimTemplateName})" if rc.resourceClaimTemplateName else ""
+            evidence.append(f"resourceclaim/{name}{made} asks for an IMEX channel of the ComputeDomain with uid {cd} "
+                            f"(its {D.CHANNEL_CONFIG_KIND}): the {D.COMPUTE_DOMAIN_DRIVER} kubelet plugin must "
+                            f"publish channel devices on the job's nodes")
     plugin, pods = _plugin_lines(ctx, D.drivers_of(ctx.snap, classes)) if (unsatisfied or invalid) else ([], [])
     scheduler = [f"scheduler: {r.reason}" for r in (ctx.fit_error.reasons if ctx.fit_error else [])
                  if r.code == "dra-claim-unallocatable"]

@@ -44,6 +44,12 @@ GPU_DRIVERS = ("gpu.nvidia.com",)   # NVIDIA's DRA driver (kubernetes-sigs/dra-d
 # in "compute-domains" for ComputeDomain IMEX channels)
 PLUGIN_CONTAINERS = {"gpu.nvidia.com": "gpus", "compute-domain.nvidia.com": "compute-domains"}
 PLUGIN_LABEL = ("nvidia-dra-driver-gpu-component", "kubelet-plugin")   # its chart's kubelet-plugin pods
+# a claim for a ComputeDomain's IMEX channel carries the driver's opaque ComputeDomainChannelConfig
+# naming the ComputeDomain by UID (kubernetes-sigs/dra-driver-nvidia-gpu
+# cmd/compute-domain-controller/resourceclaimtemplate.go: channelConfig.DomainID = cd.UID in the
+# workload ResourceClaimTemplate the controller creates; generated claims copy it)
+COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
+CHANNEL_CONFIG_KIND = "ComputeDomainChannelConfig"
 
 
 # ---------------------------------------------------------------- attribute values
@@ -706,6 +712,20 @@ def plugin_pods(snap: Any) -> dict[str, list[Any]]:
         if labels.get(PLUGIN_LABEL[0]) == PLUGIN_LABEL[1] and p.spec.nodeName:
             out[p.spec.nodeName].append(p)
     return out
+
+
+def compute_domain_of(claim: Any) -> Optional[str]:
+    """The UID of the ComputeDomain whose IMEX channel this claim asks for (the
+    ``domainID`` of its opaque ComputeDomainChannelConfig), or None."""
+    spec = _d(getattr(claim, "spec", None))
+    for cfg in _l(_d(spec.get("devices")).get("config")):
+        opaque = _d(_d(cfg).get("opaque"))
+        params = _d(opaque.get("parameters"))
+        if opaque.get("driver") == COMPUTE_DOMAIN_DRIVER and params.get("kind") == CHANNEL_CONFIG_KIND:
+            uid = params.get("domainID")
+            if isinstance(uid, str) and uid:
+                return uid[:63]
+    return None
 
 
 def slice_nodes(snap: Any, driver: str) -> set[str]:
