@@ -167,25 +167,18 @@ def _member_name(name: str) -> str:
     return "" if name == "." else name.rstrip("/")
 
 
-def _open_tarball(p: Path) -> SnapshotFiles:
-    # Members are checked one header at a time as the stream is read (never
-    # getmembers(), which decompresses the whole stream first): a small .tgz holding
-    # a huge member is refused at that member's header, before its data is inflated.
-    total = 0
-    count = 0
-    by_name: dict[str, tarfile.TarInfo] = {}
-    prefix = None
-    try:
-        tf = tarfile.open(p, "r:*")
-    except (tarfile.TarError, OSError, EOFError) as e:
-        raise SourceError(f"snapshot {p}: not a readable tar.gz bundle ({e})") from None
+def safe_members(tf: "tarfile.TarFile", p: Path) -> Iterator[tuple["tarfile.TarInfo", str, tuple[str, ...]]]:
+    """The regular-file members of a bundle, in order, as (member, name, path parts),
+    after the safety limits: member count, no links or devices, no absolute or ``..``
+    paths, member and total sizes. Anything over them is a SourceError naming it."""
+    count = total = 0
     while True:
         try:
             m = tf.next()
         except (tarfile.TarError, OSError, EOFError) as e:
             raise SourceError(f"snapshot {p}: not a readable tar.gz bundle ({e})") from None
         if m is None:
-            break
+            return
         count += 1
         if count > MAX_MEMBERS:
             raise SourceError(f"snapshot {p}: more than {MAX_MEMBERS} members; refusing")
@@ -205,6 +198,20 @@ def _open_tarball(p: Path) -> SnapshotFiles:
         total += m.size
         if total > MAX_BUNDLE_BYTES:
             raise SourceError(f"snapshot {p}: expands to over {MAX_BUNDLE_BYTES} bytes; refusing")
+        yield m, name, parts
+
+
+def _open_tarball(p: Path) -> SnapshotFiles:
+    # Members are checked one header at a time as the stream is read (never
+    # getmembers(), which decompresses the whole stream first): a small .tgz holding
+    # a huge member is refused at that member's header, before its data is inflated.
+    by_name: dict[str, tarfile.TarInfo] = {}
+    prefix = None
+    try:
+        tf = tarfile.open(p, "r:*")
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise SourceError(f"snapshot {p}: not a readable tar.gz bundle ({e})") from None
+    for m, name, _ in safe_members(tf, p):
         by_name[name] = m
     # A bundle usually holds one top directory (gpuctl-snapshot-…/); strip it.
     tops = {Path(n).parts[0] for n in by_name if len(Path(n).parts) > 1}
@@ -1297,7 +1304,6 @@ def _load_tarball_stream(p: Path, need: Need) -> Snapshot:
         tf = tarfile.open(p, "r|*")
     except (tarfile.TarError, OSError, EOFError) as e:
         raise SourceError(f"snapshot {p}: not a readable tar.gz bundle ({e})") from None
-    count = total = 0
     prefix: Optional[str] = None
     seen_names: set[str] = set()
     results: dict[str, _FileResult] = {}
@@ -1306,32 +1312,7 @@ def _load_tarball_stream(p: Path, need: Need) -> Snapshot:
     kept_logs = 0
     lazy_logs: set[str] = set()
     with tf:
-        while True:
-            try:
-                m = tf.next()
-            except (tarfile.TarError, OSError, EOFError) as e:
-                raise SourceError(f"snapshot {p}: not a readable tar.gz bundle ({e})") from None
-            if m is None:
-                break
-            count += 1
-            if count > MAX_MEMBERS:
-                raise SourceError(f"snapshot {p}: more than {MAX_MEMBERS} members; refusing")
-            name = _member_name(m.name)
-            if not name:
-                continue
-            if m.issym() or m.islnk() or m.isdev():
-                raise SourceError(f"snapshot {p}: refusing link or device member {name!r}")
-            parts = Path(name).parts
-            if name.startswith("/") or ".." in parts:
-                raise SourceError(f"snapshot {p}: refusing member with unsafe path {name!r}")
-            if not m.isfile():
-                continue
-            if m.size > MAX_MEMBER_BYTES:
-                raise SourceError(f"snapshot {p}: member {name!r} is {m.size} bytes, over the {MAX_MEMBER_BYTES} "
-                                  f"limit; refusing")
-            total += m.size
-            if total > MAX_BUNDLE_BYTES:
-                raise SourceError(f"snapshot {p}: expands to over {MAX_BUNDLE_BYTES} bytes; refusing")
+        for m, name, parts in safe_members(tf, p):
             # a single top directory is stripped, as _open_tarball strips it
             top = parts[0] if len(parts) > 1 else ""
             if prefix is None:
