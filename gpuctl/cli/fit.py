@@ -43,10 +43,10 @@ def fit(
     output: FitOutputOpt = Output.table,
 ) -> int:
     """Would these pods fit now? Where each pod template would go, or why it would stay Pending."""
-    from ..engine.fit import parse_assumptions, pod_record
+    from ..engine.fit import parse_assumptions
     from ..errors import UsageError
-    from ..model.manifests import parse_manifest_text, pod_templates, quick_template
-    from ..reports.fit import report_for
+    from ..model.manifests import quick_template
+    from ..reports.fit import collection_for, manifest_templates, report_for
 
     if bool(filename) == (gpus is not None):
         raise UsageError("give -f FILE (a manifest) or --gpus N (a quick fit), not both and not neither")
@@ -60,17 +60,8 @@ def fit(
     if gpus is not None:
         templates = [quick_template(gpus, resource, selector or [], toleration or [], replicas, ns)]
     else:
-        templates = []
-        for path in filename or []:
-            text, source = _read(path)
-            for i, doc in enumerate(parse_manifest_text(text, source), 1):
-                templates += pod_templates(doc, ns, source=f"{source} (document {i})" if source else source)
-    pods = [pod_record(t, t.name, "gpuctl-fit-probe", "") for t in templates]
-    free = [a.node for a in assumptions if a.kind == "free"]
-    kueue = sorted({t.namespace for t in templates if t.queue})
-    volcano = any(t.volcano_queue for t in templates)
-    snap = src.snapshot("collect_for_fit", spinner=True, pods=pods, free_nodes=free, kueue_namespaces=kueue,
-                        volcano=volcano)
+        templates = manifest_templates((_read(path) for path in filename or []), ns)
+    snap = src.snapshot("collect_for_fit", spinner=True, **collection_for(templates, assumptions))
     doc, code = report_for(snap, templates, assumptions)
     from ..render import fit as R
 

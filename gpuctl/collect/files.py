@@ -384,12 +384,7 @@ def decode_into(snap: Snapshot, items: Iterator[tuple[str, Any]], fname: str) ->
         if kind not in O.KNOWN_KINDS:
             continue
         # Kept with the bad fields emptied where it can be, each named (docs/output.md).
-        try:
-            rec, problems = O.decode_salvaging(kind, raw, source=fname)
-        except RecursionError:
-            name = _guess(rb'"name"\s*:\s*"([^"\\]{1,253})"', raw) or "?"
-            problems, rec = [O.Unreadable(kind, None, name, "", "nested deeper than the parser's recursion limit",
-                                          kept=False, source=fname)], None
+        rec, problems = _salvage(kind, kind, raw, fname)
         snap.malformed.extend(problems)
         if rec is None:
             continue
@@ -1044,14 +1039,20 @@ def _decode_batch_slow(text: bytes, ls: _ListStream, need: Need, fname: str, out
         _decode_one(kind, raw, need, fname, out)
 
 
-def _decode_one(kind: str, raw: Any, need: Need, fname: str, out: _FileResult) -> None:
-    as_kind = ("BoundPodLite" if need.lite else "BoundPod") if (kind == "Pod" and need.slim_pods) else kind
+def _salvage(kind: str, as_kind: str, raw: Any, fname: str) -> tuple[Any, list]:
+    """One object decoded as ``as_kind``, its bad fields emptied and named; one nested
+    past the recursion limit is an Unreadable record of ``kind`` instead."""
     try:
-        rec, problems = O.decode_salvaging(as_kind, raw, source=fname)
+        return O.decode_salvaging(as_kind, raw, source=fname)
     except RecursionError:
         name = _guess(rb'"name"\s*:\s*"([^"\\]{1,253})"', raw) or "?"
-        problems, rec = [O.Unreadable(kind, None, name, "", "nested deeper than the parser's recursion limit",
-                                      kept=False, source=fname)], None
+        return None, [O.Unreadable(kind, None, name, "", "nested deeper than the parser's recursion limit",
+                                   kept=False, source=fname)]
+
+
+def _decode_one(kind: str, raw: Any, need: Need, fname: str, out: _FileResult) -> None:
+    as_kind = ("BoundPodLite" if need.lite else "BoundPod") if (kind == "Pod" and need.slim_pods) else kind
+    rec, problems = _salvage(kind, as_kind, raw, fname)
     if rec is not None and as_kind.startswith("BoundPod") and need.full_pod is not None and need.full_pod(rec):
         rec, problems = O.decode_salvaging("Pod", raw, source=fname)
         as_kind = "Pod"

@@ -322,19 +322,6 @@ class LiveCollector:
         gap), unless ``required``: the pod says the system is there (a Kueue queue label),
         so a kind it does not serve is a gap the checks say, not silence."""
         self.snap.collected.add(key)
-        if required and not name:
-            for v in versions:
-                try:
-                    return self._add_all(kind, self.api.list(
-                        f"/apis/{group}/{v}" + (f"/namespaces/{path_segment(ns)}" if ns else "") + f"/{plural}", kind))
-                except ApiFailure as e:
-                    if e.reason != "not-found":
-                        self.snap.gaps.setdefault(key, gap_from(e, f"list {plural}.{group}", "list", plural, ns, group))
-                        return
-            self.snap.gaps.setdefault(key, S.Gap(f"list {plural}.{group}", "not-found",
-                                                 f"not served at {', '.join(versions)}: is it installed?",
-                                                 resource=plural, namespace=ns, group=group))
-            return
         for v in versions:
             base = f"/apis/{group}/{v}" + (f"/namespaces/{path_segment(ns)}" if ns else "") + f"/{plural}"
             try:
@@ -349,6 +336,10 @@ class LiveCollector:
                 self.snap.gaps.setdefault(key, gap_from(e, f"{'get' if name else 'list'} {plural}.{group}", "get" if name else "list",
                                                         plural, ns, group))
                 return
+        if required and not name:
+            self.snap.gaps.setdefault(key, S.Gap(f"list {plural}.{group}", "not-found",
+                                                 f"not served at {', '.join(versions)}: is it installed?",
+                                                 resource=plural, namespace=ns, group=group))
 
     def kueue(self, ns: str, queue: str) -> None:
         """What a Kueue-queued pod's admission needs, bounded: the LocalQueues,

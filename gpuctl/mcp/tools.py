@@ -307,12 +307,10 @@ class Gpuctl:
             context: Optional[str] = None) -> Outcome:
         """gpuctl fit (-f FILE | --gpus N): gpuctl/cli/fit.py's fit(), the manifest
         given as text (``manifest``) or as a file (``manifest_path``, as -f reads it)."""
-        try:
-            from ..engine.fit import parse_assumptions, pod_record
-            from ..model.manifests import parse_manifest_text, pod_templates, quick_template
-            from ..reports.fit import report_for
-        except ImportError:
-            raise GpuctlError("fit is not available in this build") from None
+        from ..engine.fit import parse_assumptions
+        from ..model.manifests import quick_template
+        from ..reports.fit import collection_for, manifest_templates, report_for
+
         valid_name("namespace", namespace)
         given = (manifest is not None) + (manifest_path is not None)
         if given > 1:
@@ -329,14 +327,8 @@ class Gpuctl:
                 templates = [quick_template(gpus, resource, selectors or [], tolerations or [], replicas, ns)]
             else:
                 text, source = (manifest, "manifest") if manifest is not None else _read_manifest(manifest_path)
-                templates = []
-                for i, doc in enumerate(parse_manifest_text(text, source), 1):
-                    templates += pod_templates(doc, ns, source=f"{source} (document {i})" if source else source)
-            pods = [pod_record(t, t.name, "gpuctl-fit-probe", "") for t in templates]
-            free = [a.node for a in assumptions if a.kind == "free"]
-            kueue = sorted({t.namespace for t in templates if t.queue})
-            volcano = any(t.volcano_queue for t in templates)
-            snap = src.snapshot("collect_for_fit", pods=pods, free_nodes=free, kueue_namespaces=kueue, volcano=volcano)
+                templates = manifest_templates([(text, source)], ns)
+            snap = src.snapshot("collect_for_fit", **collection_for(templates, assumptions))
             doc, code = report_for(snap, templates, assumptions)
             return src.outcome("fit", doc, code)
 

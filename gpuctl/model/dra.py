@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 if TYPE_CHECKING:   # cel_env imports celpy (~65 ms): only when a selector runs
     from .cel_env import Compiled
 
+from .matching import tolerates_raw
 from .quantity import parse_quantity
 
 GPU_DRIVERS = ("gpu.nvidia.com",)   # NVIDIA's DRA driver (kubernetes-sigs/dra-driver-nvidia-gpu)
@@ -420,21 +421,12 @@ def class_selectors(dc: Any) -> list[str]:
     return _selectors(((dc.spec or {}) if isinstance(dc.spec, dict) else {}).get("selectors"))
 
 
-def tolerates(tol: dict[str, Any], taint: dict[str, Any]) -> bool:
-    """``resourceclaim.ToleratesTaint`` (same rules as pod tolerations)."""
-    if tol.get("effect") and tol.get("effect") != taint.get("effect"):
-        return False
-    op = tol.get("operator") or "Equal"
-    if not tol.get("key"):
-        return op == "Exists"
-    if tol.get("key") != taint.get("key"):
-        return False
-    return op == "Exists" or (tol.get("value") or "") == (taint.get("value") or "")
+tolerates = tolerates_raw   # resourceclaim.ToleratesTaint: the rules of a pod's tolerations
 
 
 def blocking_taint(d: Device, tolerations: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
     for t in d.taints:
-        if t.get("effect") in ("NoSchedule", "NoExecute") and not any(tolerates(x, t) for x in tolerations):
+        if t.get("effect") in ("NoSchedule", "NoExecute") and not any(tolerates_raw(x, t) for x in tolerations):
             return t
     return None
 

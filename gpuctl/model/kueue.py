@@ -41,6 +41,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
+from .matching import tolerates_raw
 from .quantity import format_quantity, parse_quantity
 from .snapshot import parse_time
 
@@ -413,19 +414,6 @@ def workload_usage(wl: Any) -> dict[FR, float]:
 # ------------------------------------------------------------------ flavor assignment
 
 
-def _tolerates(tol: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    if tol.get("effect") and tol.get("effect") != taint.get("effect"):
-        return False
-    op = tol.get("operator") or "Equal"
-    if not tol.get("key"):
-        return op == "Exists"
-    if tol.get("key") != taint.get("key"):
-        return False
-    if op == "Exists":
-        return True
-    return op == "Equal" and (tol.get("value") or "") == (taint.get("value") or "")
-
-
 def taint_string(t: Mapping[str, Any]) -> str:
     """``corev1.Taint.ToString()``: ``key=value:effect`` or ``key:effect``."""
     key, value, effect = t.get("key") or "", t.get("value") or "", t.get("effect") or ""
@@ -463,7 +451,7 @@ def flavor_skip(flavor_name: str, flavor: Optional[Any], template: Mapping[str, 
         taint = _d(taint)
         if taint.get("effect") not in ("NoSchedule", "NoExecute"):
             continue
-        if not any(_tolerates(t, taint) for t in tols):
+        if not any(tolerates_raw(t, taint) for t in tols):
             return f"untolerated taint {taint_string(taint)} in flavor {flavor_name}"
     labels = {str(k): str(v) for k, v in _d(fspec.get("nodeLabels")).items()}
     keys = set(labels)

@@ -9,6 +9,7 @@ upstream plugin's semantics so the fit matrix agrees with the scheduler.
 from __future__ import annotations
 
 import re
+from typing import Any, Mapping
 
 from .objects import LabelSelector, Node, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration
 
@@ -31,18 +32,29 @@ STATE_TAINTS = {
 
 def tolerates(tol: Toleration, taint: Taint) -> bool:
     """``Toleration.ToleratesTaint`` from k8s.io/api/core/v1/toleration.go."""
-    if tol.effect and tol.effect != taint.effect:
+    return _tolerates(tol.key, tol.operator, tol.value, tol.effect, taint.key, taint.value, taint.effect)
+
+
+def tolerates_raw(tol: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    """``tolerates`` for a toleration and a taint as the API's dicts (DRA device taints,
+    Kueue ResourceFlavor taints: the same rules as a pod's)."""
+    return _tolerates(tol.get("key"), tol.get("operator"), tol.get("value"), tol.get("effect"),
+                      taint.get("key"), taint.get("value"), taint.get("effect"))
+
+
+def _tolerates(key: Any, operator: Any, value: Any, effect: Any, taint_key: Any, taint_value: Any, taint_effect: Any) -> bool:
+    if effect and effect != taint_effect:
         return False
-    op = tol.operator or "Equal"
-    if not tol.key:
+    op = operator or "Equal"
+    if not key:
         # An empty key with operator Exists matches every taint.
         return op == "Exists"
-    if tol.key != taint.key:
+    if key != taint_key:
         return False
     if op == "Exists":
         return True
     if op == "Equal":
-        return (tol.value or "") == (taint.value or "")
+        return (value or "") == (taint_value or "")
     return False
 
 

@@ -232,14 +232,7 @@ def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None
         summary = Text("Checks: ", style="bold")
         summary.append(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
         console.print(summary)
-    for c in doc["checks"]:
-        if c["status"] in ("skipped", "error") or wide:
-            line = Text("  ")
-            line.append(c["status"], style=STATUS_STYLE.get(c["status"], ""))
-            line.append(" " + clean(c["name"]))
-            if c["detail"]:
-                line.append(": " + clean(c["detail"]), style="dim")
-            console.print(StyledPara(line, 4), soft_wrap=True)
+    print_checks(console, doc["checks"], wide)
     for note in d.notes:
         console.print(Para(note, 0, 2, "italic"), soft_wrap=True)
 
@@ -300,3 +293,16 @@ def render_markdown(d: Diagnosis) -> str:
         out.append("")
     return "\n".join(out)
 
+
+
+def print_checks(console: Console, checks: list[dict[str, Any]], wide: bool) -> None:
+    """The checks that were skipped or failed with an error (every check when wide),
+    one line each, its detail dimmed: shared by the diagnosis and fit views."""
+    for c in checks:
+        if c["status"] in ("skipped", "error") or wide:
+            line = Text("  ")
+            line.append(c["status"], style=STATUS_STYLE.get(c["status"], ""))
+            line.append(" " + clean(c["name"]))
+            if c["detail"]:
+                line.append(": " + clean(c["detail"]), style="dim")
+            console.print(StyledPara(line, 4), soft_wrap=True)

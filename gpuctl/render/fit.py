@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .diagnosis import Para, _finding_block, _md, markdown_fences, STATUS_STYLE, StyledPara
+from .diagnosis import Para, _finding_block, _md, markdown_fences, print_checks
 from .safe import clean
 
 VERDICT_STYLE = {"fits": "bold white on green", "partial": "bold black on yellow", "blocked": "bold white on red",
@@ -88,14 +88,7 @@ def _template(t: dict[str, Any], w: dict[str, Any], console: Console, wide: bool
             console.print()
     if wide and t["nodes"]:
         console.print(_node_table(t["nodes"], "Per-node fit of the first replica"))
-    for c in t["checks"]:
-        if c["status"] in ("skipped", "error") or wide:
-            line = Text("  ")
-            line.append(c["status"], style=STATUS_STYLE.get(c["status"], ""))
-            line.append(" " + clean(c["name"]))
-            if c["detail"]:
-                line.append(": " + clean(c["detail"]), style="dim")
-            console.print(StyledPara(line, 4), soft_wrap=True)
+    print_checks(console, t["checks"], wide)
     for note in t.get("notes") or []:
         console.print(Para(note, 2, 4, "italic"), soft_wrap=True)
 

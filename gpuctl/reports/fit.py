@@ -9,13 +9,13 @@ Library entry point (``gpuctl mcp`` calls it; keep the signature stable):
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from ..engine.fit import Assumption, Placer, apply_assumptions, overlay_of, parse_assumptions, pod_record
 from ..engine.fit_admission import QuotaRoom, QueueVerdict, kueue_admission, volcano_admission
 from ..errors import UsageError
 from ..findings import CheckResult, Finding, Status
-from ..model.manifests import PodTemplate, pod_templates, quick_template
+from ..model.manifests import PodTemplate, parse_manifest_text, pod_templates, quick_template
 from ..model.requests import pod_requests
 from ..model.snapshot import Snapshot
 
@@ -57,6 +57,27 @@ def fit_report(snap: Snapshot, manifests: list[dict] | None = None, *, namespace
                 raise UsageError(f"manifest document {i} is not a Kubernetes object")
             templates += pod_templates(doc, namespace, source=f"manifest document {i}")
     return report_for(snap, templates, parse_assumptions(assume))
+
+
+def manifest_templates(texts: Iterable[tuple[str, str]], namespace: str) -> list[PodTemplate]:
+    """The pod templates of manifest texts, ``(text, source)`` each as
+    ``model.manifests.read_manifest`` gives them, document by document, in order (a
+    generator is read lazily: the first bad file stops it)."""
+    out: list[PodTemplate] = []
+    for text, source in texts:
+        for i, doc in enumerate(parse_manifest_text(text, source), 1):
+            out += pod_templates(doc, namespace, source=f"{source} (document {i})" if source else source)
+    return out
+
+
+def collection_for(templates: list[PodTemplate], assumptions: list[Assumption]) -> dict[str, Any]:
+    """The arguments of ``collect_for_fit`` (and ``--snapshot``'s need) for these
+    templates: their pod records, the nodes ``--assume free=`` empties, the
+    namespaces of Kueue-queued templates, and whether any names a Volcano queue."""
+    return {"pods": [pod_record(t, t.name, "gpuctl-fit-probe", "") for t in templates],
+            "free_nodes": [a.node for a in assumptions if a.kind == "free"],
+            "kueue_namespaces": sorted({t.namespace for t in templates if t.queue}),
+            "volcano": any(t.volcano_queue for t in templates)}
 
 
 def report_for(snap: Snapshot, templates: list[PodTemplate], assumptions: list[Assumption]) -> tuple[dict, int]:
