@@ -107,8 +107,11 @@ def load_only(src: str, collector: str = "collect_cluster", for_pending: str = "
 
 
 def floor_gzip(src: str, dest: str) -> dict:
-    """The same bytes read and written into a .tar.gz, as snapshot save compresses them."""
-    with tarfile.open(dest, "w:gz") as tf:
+    """The same bytes read and written into a .tar.gz, at the level snapshot save
+    compresses them (gpuctl/collect/targz.py LEVEL), in one thread."""
+    from gpuctl.collect.targz import LEVEL
+
+    with tarfile.open(dest, "w:gz", compresslevel=LEVEL) as tf:
         for name in sorted(os.listdir(src)):
             tf.add(os.path.join(src, name), arcname=f"floor/{name}")
     return {"bytes": os.path.getsize(dest)}
@@ -127,7 +130,9 @@ def floor_fetch_gzip(kubeconfig: str, dest: str) -> dict:
         with open(work / f"{stem}.json", "wb") as f:
             for items in api.pages(path, None, lambda b: ([b], _token(b)), key=None):
                 f.write(items[0])
-    with tarfile.open(dest, "w:gz") as tf:
+    from gpuctl.collect.targz import LEVEL
+
+    with tarfile.open(dest, "w:gz", compresslevel=LEVEL) as tf:
         for p in sorted(work.iterdir()):
             tf.add(p, arcname=f"floor/{p.name}")
     shutil.rmtree(work)
@@ -242,11 +247,14 @@ def table(rows: list[dict]) -> str:
     by: dict[str, list[dict]] = {}
     for r in rows:
         by.setdefault(r["label"], []).append(r)
-    lines = ["| measurement | wall (median) | wall (min) | peak RSS (median) |", "| --- | --- | --- | --- |"]
+    lines = ["| measurement | wall (median) | wall (min) | CPU (median) | peak RSS (median) |",
+             "| --- | --- | --- | --- | --- |"]
     for label, rs in by.items():
         walls = sorted(r["wall_s"] for r in rs)
+        cpus = sorted(r["cpu_s"] for r in rs)
         peaks = sorted(r["peak_mb"] for r in rs)
-        lines.append(f"| {label} | {walls[len(walls) // 2]:.2f} s | {walls[0]:.2f} s | {peaks[len(peaks) // 2]:.0f} MB |")
+        lines.append(f"| {label} | {walls[len(walls) // 2]:.2f} s | {walls[0]:.2f} s | {cpus[len(cpus) // 2]:.2f} s "
+                     f"| {peaks[len(peaks) // 2]:.0f} MB |")
     return "\n".join(lines)
 
 

@@ -20,7 +20,8 @@ def test_list_files_and_floors(tmp_path):
 
 
 def test_table_lists_each_measurement_once():
-    rows = [{"label": "a", "wall_s": 1.0, "peak_mb": 10}, {"label": "a", "wall_s": 2.0, "peak_mb": 12},
-            {"label": "b", "wall_s": 3.0, "peak_mb": 1}]
+    rows = [{"label": "a", "wall_s": 1.0, "cpu_s": 1.5, "peak_mb": 10}, {"label": "a", "wall_s": 2.0, "cpu_s": 2.5, "peak_mb": 12},
+            {"label": "b", "wall_s": 3.0, "cpu_s": 0.5, "peak_mb": 1}]
     text = B.table(rows)
     assert text.count("| a |") == 1 and "| b |" in text and json.dumps(rows)
+    assert "| a | 2.00 s | 1.00 s | 2.50 s | 12 MB |" in text

@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT
 
@@ -119,3 +121,32 @@ def test_a_misspelt_efa_name_is_still_a_typo(cli, tmp_path):
     snap = write_snapshot(tmp_path, efa_node("efa-1"), w)
     codes = [f["code"] for f in _diagnose(cli, snap)["findings"]]
     assert codes[0] == "unknown-resource-name", codes
+
+
+# labels_mark_device_plugin looks selectors up by their first label (it runs for every
+# pod of a 150,000-pod save or snapshot read); it must answer as testing each in turn.
+def _marks_by_testing_each(labels, namespace):
+    return bool(labels) and any(all(labels.get(k) == v for k, v in pairs)
+                                and (not namespaces or "*" in namespaces or namespace in namespaces)
+                                for pairs, namespaces in catalog._compiled_selectors())
+
+
+def _selector_words():
+    sels = catalog._compiled_selectors()
+    keys = sorted({k for pairs, _ in sels for k, _ in pairs}) + ["pod-template-hash", "x"]
+    values = sorted({v for pairs, _ in sels for _, v in pairs}) + ["", "y"]
+    namespaces = sorted({n for _, ns in sels for n in ns}) + ["default", "ml"]
+    return keys, values, namespaces
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.data())
+def test_device_plugin_labels_are_recognised_as_testing_each_selector(data):
+    keys, values, namespaces = _selector_words()
+    labels = data.draw(st.dictionaries(st.sampled_from(keys), st.sampled_from(values), max_size=5))
+    namespace = data.draw(st.one_of(st.none(), st.sampled_from(namespaces)))
+    assert catalog.labels_mark_device_plugin(labels, namespace) == _marks_by_testing_each(labels, namespace)
+    for pairs, ns in catalog._compiled_selectors():      # every selector itself, in one of its namespaces
+        labels = dict(pairs)
+        namespace = sorted(ns - {"*"})[0] if ns - {"*"} else "anywhere"
+        assert catalog.labels_mark_device_plugin(labels, namespace)

@@ -305,7 +305,7 @@ KEPT_LINES = [
 
 
 def test_log_redaction_catches_the_common_secret_names_and_flags():
-    from gpuctl.collect.bundle import redact_log
+    from gpuctl.collect.redaction import redact_log
 
     for line, kept in SECRET_LINES:
         red = redact_log(line)
@@ -316,14 +316,14 @@ def test_log_redaction_catches_the_common_secret_names_and_flags():
 
 
 def test_log_redaction_keeps_diagnostic_text():
-    from gpuctl.collect.bundle import redact_log
+    from gpuctl.collect.redaction import redact_log
 
     for line in KEPT_LINES:
         assert redact_log(line) == line
 
 
 def test_env_exemption_is_only_the_cuda_runtime_variables():
-    from gpuctl.collect.bundle import KEEP_ENV, redact_object
+    from gpuctl.collect.redaction import KEEP_ENV, redact_object
 
     names = ["NVIDIA_API_KEY", "NVIDIA_TOKEN", "CUDA_SECRET", "NVIDIA_PASSWORD", "NVIDIA_CREDENTIALS", "NVIDIA_FOO",
              "NVIDIA_REQUIRE_CUDA", "CUDA_VERSION", "NVIDIA_DISABLE_REQUIRE", "NVIDIA_VISIBLE_DEVICES",
@@ -424,4 +424,8 @@ def test_save_live_redacts_secret_names_in_env_and_logs(cli, tmp_path):
     assert r.code == 0, r.err
     text = "".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert "nvapi-live-env" not in text and "hf_livelive" not in text
-    assert "HF_TOKEN=REDACTED max_tokens=512" in text and '"value": "all"' in text
+    assert "HF_TOKEN=REDACTED max_tokens=512" in text
+    pods = json.loads((out / "pods.json").read_text())["items"]
+    saved = next(p for p in pods if p["metadata"]["name"] == dp["metadata"]["name"])
+    assert saved["spec"]["containers"][0]["env"] == [{"name": "NVIDIA_API_KEY", "value": "REDACTED"},
+                                                     {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]

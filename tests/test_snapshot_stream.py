@@ -12,6 +12,7 @@ import io
 import json
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -463,3 +464,178 @@ def test_without_captured_at_diagnose_node_reads_every_pod(tmp_path):
     (d / "snapshot.json").unlink()
     snap = F.load_snapshot(d, F.need_for("collect_for_node", {"name": "gpu-1"}))
     assert len(snap.pods) == 48 and {type(p).__name__ for p in snap.pods.values()} == {"Pod"}
+
+
+def _add_pods(d: Path, *pods: dict) -> None:
+    doc = json.loads((d / "pods.json").read_text())
+    doc["items"] += list(pods)
+    body = ",\n".join(json.dumps(i, separators=(",", ":")) for i in doc["items"])
+    (d / "pods.json").write_text('{"apiVersion": "v1", "items": [\n' + body + '\n], "kind": "List"}\n')
+
+
+_PLUGIN_POD = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": "nvidia-device-plugin-daemonset-x1", "namespace": "gpu-operator",
+                            "labels": {"app": "nvidia-device-plugin-daemonset"}},
+               "spec": {"nodeName": "gpu-0", "containers": [{"name": "nvidia-device-plugin"}]},
+               "status": {"phase": "Running", "containerStatuses": [{"name": "nvidia-device-plugin", "ready": False,
+                                                                     "restartCount": 3}]}}
+
+
+def _pending_pod(name: str, **spec: Any) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ml", "labels": {"app": "w"}},
+            "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}], **spec},
+            "status": {"phase": "Pending"}}
+
+
+def test_diagnose_pending_keeps_bound_pods_without_labels_unless_a_pending_pod_needs_them(tmp_path, tiny_batches):
+    """As live (collect_cluster for_pending): bound pods slim without labels, device-plugin
+    pods (told by their labels, read with every pod) and Pending pods in full; a Pending
+    pod with inter-pod rules makes the snapshot read again with every bound pod's labels."""
+    d = _many_pods(tmp_path)
+    _add_pods(d, _PLUGIN_POD, _pending_pod("p0"))
+    need = F.need_for("collect_cluster", {"for_pending": True})
+    snap = F.load_snapshot(d, need)
+    kinds = {k: type(p).__name__ for k, p in snap.pods.items()}
+    assert kinds.pop("gpu-operator/nvidia-device-plugin-daemonset-x1") == "Pod"
+    assert kinds.pop("ml/p0") == "Pod"
+    assert set(kinds.values()) == {"BoundPodLite"}
+    plugin = snap.pods["gpu-operator/nvidia-device-plugin-daemonset-x1"]
+    assert plugin.metadata.labels and plugin.status.containerStatuses[0].restartCount == 3
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "w"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    _add_pods(d, _pending_pod("p1", affinity=anti))
+    again = F.load_snapshot(d, need)
+    assert {type(p).__name__ for k, p in again.pods.items() if p.spec.nodeName and not k.startswith("gpu-operator/")} \
+        == {"BoundPod"}
+    assert all(p.metadata.labels == {"app": "w"} for k, p in again.pods.items() if k.startswith("ml/w-"))
+
+
+def test_records_share_what_they_hold_alike_and_read_as_decoded(tmp_path, tiny_batches):
+    """Pods of one workload hold the same containers, labels and strings once
+    (collect/files.py _Shared); each record still reads exactly as decoded alone."""
+    d = _many_pods(tmp_path)
+    _add_pods(d, _pending_pod("p0"), _pending_pod("p1"))
+    everything = F.load_snapshot(d)
+    for need in (F.need_for("collect_cluster", {"for_pending": True}), F.need_for("collect_cluster", {}),
+                 F.need_for("collect_for_pod", {"ns": "ml", "name": "p0"}), F.EVERYTHING):
+        snap = F.load_snapshot(d, need)
+        assert set(snap.pods) == set(everything.pods)
+        for k, r in snap.pods.items():
+            assert msgspec.convert(msgspec.to_builtins(everything.pods[k]), type(r)) == r, k
+        bound = [p for p in snap.pods.values() if p.spec.nodeName]
+        pending = [p for p in snap.pods.values() if not p.spec.nodeName]
+        assert len({id(p.spec.containers) for p in bound}) == 1
+        assert len({id(p.spec.containers) for p in pending}) == 1
+        assert len({id(p.spec.nodeName) for p in bound}) == 4       # one string a node
+        assert {k: msgspec.to_builtins(v) for k, v in snap.nodes.items()} == \
+            {k: msgspec.to_builtins(v) for k, v in everything.nodes.items()}
+
+
+def test_a_quantity_that_does_not_parse_is_named_for_every_pod_that_holds_it(tmp_path, tiny_batches):
+    """A spec with a quantity that does not parse is never shared (scrubbing one
+    record's would scrub the others' unseen): each pod holding it is named, as when
+    every object is read alone."""
+    d = _many_pods(tmp_path)
+    text = (d / "pods.json").read_text()
+    (d / "pods.json").write_text(text.replace('"name":"w-1-', '"name":"bad-1-').replace(
+        '"namespace":"ml","labels":{"app":"w"}},"spec":{"nodeName":"gpu-1","containers":[{"name":"c","resources":'
+        '{"limits":{"nvidia.com/gpu":"1"}}}]}',
+        '"namespace":"ml","labels":{"app":"w"}},"spec":{"nodeName":"gpu-1","containers":[{"name":"c","resources":'
+        '{"limits":{"nvidia.com/gpu":"abc"}}}]}'))
+    bad = _pending_pod("pb0")
+    bad["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "x"
+    bad2 = json.loads(json.dumps(bad))
+    bad2["metadata"]["name"] = "pb1"
+    _add_pods(d, bad, bad2, _pending_pod("p0"))
+
+    def named(s: Snapshot) -> set:
+        return {(m.namespace, m.name, m.field) for m in s.unreadable()}
+
+    want = named(F.load_snapshot(d, F.EVERYTHING))
+    assert {n for _, n, _ in want} == {f"bad-1-{i}" for i in range(12)} | {"pb0", "pb1"}
+    for need in (F.need_for("collect_cluster", {"for_pending": True}), F.need_for("collect_cluster", {}),
+                 F.EVERYTHING):
+        snap = F.load_snapshot(d, need)
+        assert named(snap) == want
+        assert all(not p.spec.containers[0].resources.limits for k, p in snap.pods.items() if "/bad-" in k or "/pb" in k)
+        assert all(p.spec.containers[0].resources.limits for k, p in snap.pods.items() if "/w-" in k or k == "ml/p0")
+
+
+def test_the_sharing_tables_are_bounded(tmp_path, monkeypatch):
+    """Pods all unlike each other: at most MAX_SHARED specs are remembered."""
+    monkeypatch.setattr(F, "MAX_SHARED", 5)
+    d = _many_pods(tmp_path)
+    text = (d / "pods.json").read_text()
+    n = iter(range(10**6))
+    import re as _re
+
+    (d / "pods.json").write_text(_re.sub(r'"nvidia.com/gpu":"1"', lambda m: f'"nvidia.com/gpu":"{next(n) % 9 + 1}"', text))
+    shared: list = []
+    real = F._Shared.__init__
+
+    def keep(self):
+        real(self)
+        shared.append(self)
+
+    monkeypatch.setattr(F._Shared, "__init__", keep)
+    snap = F.load_snapshot(d, F.need_for("collect_cluster", {}))
+    everything = F.load_snapshot(d)
+    assert shared and all(len(s.specs) <= 5 for s in shared)
+    for k, r in snap.pods.items():
+        assert msgspec.convert(msgspec.to_builtins(everything.pods[k]), type(r)) == r, k
+
+
+def test_a_snapshot_read_again_lets_the_first_reading_go_first(tmp_path, monkeypatch):
+    """A need read again (a bound target, a Pending pod with inter-pod rules) never
+    holds two snapshots at once: the first is freed before the second read starts."""
+    import weakref
+
+    d = _many_pods(tmp_path)
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "w"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    _add_pods(d, _pending_pod("p1", affinity=anti))
+    real = F._load_snapshot
+    first: list = []
+
+    def load(path, need):
+        alive = [r for r in first if r() is not None]
+        assert not alive, "the first reading is still held"
+        snap = real(path, need)
+        first.append(weakref.ref(snap))
+        return snap
+
+    monkeypatch.setattr(F, "_load_snapshot", load)
+    for need in (F.need_for("collect_cluster", {"for_pending": True}), F.need_for("collect_cluster", {}),
+                 F.need_for("collect_for_pod", {"ns": "ml", "name": "nobody"})):
+        first.clear()
+        snap = F.load_snapshot(d, need)
+        assert len(first) == 2 and first[-1]() is snap
+
+
+def test_a_bound_target_stops_the_first_read_where_it_is_found(tmp_path, monkeypatch):
+    """diagnose pod of a bound pod is read with its namespace in full (Need.fallback):
+    the first, narrower read stops as soon as the target is decoded, and what is read
+    is what the fallback alone reads."""
+    monkeypatch.setattr(F, "STREAM_CHUNK", 2048)
+    monkeypatch.setattr(F, "STREAM_BATCH", 1024)
+    d = _many_pods(tmp_path)
+    real = F._load_snapshot
+    calls: list = []
+
+    def load(path, need):
+        try:
+            snap = real(path, need)
+        except F._Stop:
+            calls.append("stopped")
+            raise
+        calls.append("read")
+        return snap
+
+    monkeypatch.setattr(F, "_load_snapshot", load)
+    need = F.need_for("collect_for_pod", {"ns": "ml", "name": "w-0-0"})
+    snap = F.load_snapshot(d, need)
+    assert calls == ["stopped", "read"]
+    assert _records(snap) == _records(real(d, need.fallback))
+    calls.clear()
+    F.load_snapshot(d, F.need_for("collect_for_pod", {"ns": "ml", "name": "nobody"}))
+    assert calls == ["read", "read"]          # not found: read to the end, then again

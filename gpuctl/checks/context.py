@@ -10,15 +10,14 @@ a code that is a node's only reason is a fix that alone lets the pod run there.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Optional
 
 from ..knowledge import catalog
 from ..knowledge.state_taints import StateTaint, state_taint
 from ..model.matching import (
-    STATE_TAINTS, describe_requirement, near_label, near_miss, node_selector_mismatches,
-    required_affinity_matches, taint_text, untolerated_taints,
+    SCHEDULING_EFFECTS, STATE_TAINTS, describe_requirement, near_label, near_miss, node_selector_mismatches,
+    required_affinity_matches, taint_text, tolerates,
 )
 from ..model.objects import Event, Node, Pod, Taint
 from ..model.quantity import format_quantity, parse_quantity
@@ -30,6 +29,13 @@ from .memo import Memo
 from .scheduler_events import FitError, parse_fit_error
 
 STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
+
+# The fit matrix's shortcuts: per-node facts, free amounts and snapshot-wide indexes
+# shared by every pod of a memo, detail lines written when read, remembered
+# quantities and tolerations, inter-pod rules skipped when there are none, node-fit
+# findings copied without deepcopy. False: each computed where it is used, as
+# straightforwardly as before (tests/test_report_equivalence.py compares the two).
+FAST_PATHS = True
 
 
 def gpu_vendor_prefix(resource: str) -> str:
@@ -89,36 +95,154 @@ def _num(value: object) -> float:
         return 0.0
 
 
-@dataclass
+_FORMATTED: dict[tuple[str, float], str] = {}
+
+
+def _fmt(resource: str, value: float) -> str:
+    """``format_quantity``, remembered: the fit matrix formats the same few amounts
+    (free GPUs, a node type's allocatable) hundreds of thousands of times. Equal
+    values format alike whatever their type, so (resource, value) is the whole key."""
+    if not FAST_PATHS:
+        return format_quantity(resource, value)
+    key = (resource, value)
+    text = _FORMATTED.get(key)
+    if text is None:
+        text = format_quantity(resource, value)
+        if len(_FORMATTED) < 65536:
+            _FORMATTED[key] = text
+    return text
+
+
+class NodeFacts:
+    """What the fit of ANY pod reads of one node: its readiness line, its taints that
+    affect scheduling (with their finding code), whether it is cordoned, its labels,
+    its GPU evidence and its amounts of each resource. Computed once per node and memo
+    (``PodContext.facts``) instead of once per node and pod: each fit matrix then only
+    decides what depends on the pod."""
+
+    __slots__ = ("node", "name", "labels", "not_ready", "taints", "cordoned", "evidence", "_amounts", "free_rows")
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        name = self.name = node.metadata.name
+        self.labels = node.metadata.labels
+        self.cordoned = bool(node.spec.unschedulable)
+        ready = node.condition("Ready")
+        self.not_ready: Optional[str] = None
+        if ready is None or ready.status != "True":
+            state = f"Ready={ready.status if ready else 'missing'}"
+            if ready is not None and (ready.reason or ready.message):
+                state += f" ({ready.reason or ''}{': ' if ready.reason and ready.message else ''}{ready.message or ''})"
+            self.not_ready = f"node/{name} {state}"
+        # in the node's order, as untolerated_taints sees them
+        # (taint, STATE_TAINTS code, state taint, (key, value, effect): all a toleration reads of it)
+        self.taints: tuple = tuple((t, STATE_TAINTS.get(t.key), state_taint(t.key) if t.key not in STATE_TAINTS else None,
+                                    (t.key, t.value, t.effect))
+                                   for t in node.spec.taints if t.effect in SCHEDULING_EFFECTS)
+        self.evidence = catalog.node_has_gpus(self.labels)
+        self._amounts: dict[str, tuple[float, float]] = {}
+        # resource names in a pod's request order -> ({resource: free}, [(resource, capacity,
+        # allocatable, free)]): what the node has for pods requesting those resources, given
+        # the memo's pods per node (PodContext._free_rows)
+        self.free_rows: dict[tuple[str, ...], tuple[dict[str, float], list[tuple[str, float, float, float]]]] = {}
+
+    def amounts(self, r: str) -> tuple[float, float]:
+        """(capacity, allocatable) of ``r``; allocatable defaults to capacity when absent."""
+        got = self._amounts.get(r)
+        if got is None:
+            status = self.node.status
+            cap = _num(status.capacity.get(r, 0))
+            alloc = _num(status.allocatable.get(r, cap if r not in status.allocatable else 0))
+            got = self._amounts[r] = (cap, alloc)
+        return got
+
+
 class NodeFit:
-    name: str
-    reasons: list[str] = field(default_factory=list)
-    details: dict[str, list[str]] = field(default_factory=dict)
-    free: dict[str, float] = field(default_factory=dict)
-    candidate: bool = False          # advertises a requested device resource (or the pod requests none)
-    enough_devices: bool = False     # free >= request for every requested device resource
-    gpu_node: bool = False           # physically has GPUs (advertised or by labels)
-    taints: list[Taint] = field(default_factory=list)   # untolerated, non-state taints
-    state_taints: list[tuple[Taint, StateTaint]] = field(default_factory=list)   # never tolerated: fix what set them
+    """One node against one pod: the codes that keep the pod off it (in the order
+    found), a detail line per code, the free amounts of what it requests.
+
+    A fit matrix has a row per node and pod class (5,000 x dozens on a large
+    cluster), and the report reads the detail lines of a few rows only: a line can be
+    added as a renderer and its arguments (``add_later``), written out the first time
+    ``details`` is read, in the order the lines were added."""
+
+    __slots__ = ("name", "reasons", "_lines", "_details", "free", "candidate", "enough_devices", "gpu_node",
+                 "taints", "state_taints")
+
+    def __init__(self, name: str, reasons: Optional[list[str]] = None, details: Optional[dict[str, list[str]]] = None,
+                 free: Optional[dict[str, float]] = None, candidate: bool = False, enough_devices: bool = False,
+                 gpu_node: bool = False, taints: Optional[list[Taint]] = None,
+                 state_taints: Optional[list[tuple[Taint, StateTaint]]] = None) -> None:
+        self.name = name
+        self.reasons: list[str] = reasons if reasons is not None else []
+        self._lines: list[tuple] = []                  # (code, text) or (code, renderer, args), not yet in _details
+        self._details: dict[str, list[str]] = details if details is not None else {}
+        self.free: dict[str, float] = free if free is not None else {}
+        self.candidate = candidate                      # advertises a requested device resource (or the pod requests none)
+        self.enough_devices = enough_devices            # free >= request for every requested device resource
+        self.gpu_node = gpu_node                        # physically has GPUs (advertised or by labels)
+        self.taints: list[Taint] = taints if taints is not None else []   # untolerated, non-state taints
+        # never tolerated: fix what set them
+        self.state_taints: list[tuple[Taint, StateTaint]] = state_taints if state_taints is not None else []
 
     def add(self, code: str, detail: str) -> None:
         if code not in self.reasons:
             self.reasons.append(code)
-        self.details.setdefault(code, []).append(detail)
+        self._lines.append((code, detail))
+
+    def add_later(self, code: str, render, *args) -> None:
+        """``add(code, render(*args))``, the line written only when read."""
+        if not FAST_PATHS:
+            return self.add(code, render(*args))
+        if code not in self.reasons:
+            self.reasons.append(code)
+        self._lines.append((code, render, args))
+
+    @property
+    def details(self) -> dict[str, list[str]]:
+        if self._lines:
+            details = self._details
+            for line in self._lines:
+                details.setdefault(line[0], []).append(line[1] if len(line) == 2 else line[1](*line[2]))
+            self._lines = []
+        return self._details
 
     @property
     def fits(self) -> bool:
         return not self.reasons
 
+    def _fields(self) -> tuple:
+        return (self.name, self.reasons, self.details, self.free, self.candidate, self.enough_devices, self.gpu_node,
+                self.taints, self.state_taints)
+
+    def __eq__(self, other: object) -> bool:   # as the dataclass it was: field by field
+        return self._fields() == other._fields() if isinstance(other, NodeFit) else NotImplemented
+
+    __hash__ = None   # type: ignore[assignment]  (mutable, like the dataclass)
+
+    def __repr__(self) -> str:
+        return ("NodeFit(name={!r}, reasons={!r}, details={!r}, free={!r}, candidate={!r}, enough_devices={!r}, "
+                "gpu_node={!r}, taints={!r}, state_taints={!r})").format(*self._fields())
+
     def to_dict(self, requests: dict[str, float]) -> dict:
+        details = self.details
         return {
             "name": self.name,
             "fits": self.fits,
             "reasons": list(self.reasons),
-            "details": [d for code in self.reasons for d in self.details.get(code, [])],
+            "details": [d for code in self.reasons for d in details.get(code, [])],
             "free": {r: (int(v) if v == int(v) else round(v, 3)) for r, v in self.free.items()
                      if r in requests and is_extended(r)},
         }
+
+
+def _short_line(name: str, r: str, free: float, alloc: float, q: float) -> str:
+    return f"node/{name} {r}: {_fmt(r, free)} of {_fmt(r, alloc)} free, pod needs {_fmt(r, q)}"
+
+
+def _unhealthy_line(name: str, r: str, free: float, alloc: float, q: float, unhealthy: float, cap: float) -> str:
+    return (f"{_short_line(name, r, free, alloc, q)}; {_fmt(r, unhealthy)} unhealthy (capacity {_fmt(r, cap)}, "
+            f"allocatable {_fmt(r, alloc)})")
 
 
 class PodContext:
@@ -156,7 +280,15 @@ class PodContext:
 
     @cached_property
     def _all_requests(self) -> dict[str, float]:
-        return pod_requests(self.pod)
+        """The pod's effective requests; computed once per pod and memo (a report
+        makes several contexts of one pod), kept with the pod record they came from."""
+        if not FAST_PATHS:
+            return pod_requests(self.pod)
+        key = ("pod-requests", self.pod.key)
+        got = self.memo.get(key)
+        if got is None or got[0] is not self.pod:
+            got = self.memo[key] = (self.pod, pod_requests(self.pod))
+        return got[1]
 
     @cached_property
     def extender_placed(self) -> set[str]:
@@ -195,14 +327,25 @@ class PodContext:
         it carries a FitError, else the newest FailedScheduling event."""
         cond = self.pod.condition("PodScheduled")
         if cond is not None and cond.status == "False" and cond.message:
-            fe = parse_fit_error(cond.message)
+            fe = self._parse_fit_error(cond.message)
             if fe is not None:
                 return fe
         for e in reversed(self.scheduling_events):
-            fe = parse_fit_error(e.message or "")
+            fe = self._parse_fit_error(e.message or "")
             if fe is not None:
                 return fe
         return None
+
+    def _parse_fit_error(self, message: str) -> Optional[FitError]:
+        """``parse_fit_error``, once per message and memo: the Pending pods of one
+        workload carry the same message, and nothing changes a parsed FitError."""
+        if not FAST_PATHS:
+            return parse_fit_error(message)
+        key = ("fit-error", message)
+        if key in self.memo:
+            return self.memo[key]
+        fe = self.memo[key] = parse_fit_error(message)
+        return fe
 
     def event_line(self, e: Event) -> str:
         age = self.snap.age_seconds(e.last_seen)
@@ -213,7 +356,31 @@ class PodContext:
     # ------------------------------------------------------------ the cluster
     @cached_property
     def nodes(self) -> list[Node]:
-        return sorted(self.snap.nodes.values(), key=lambda n: n.metadata.name)
+        return self._shared("nodes", lambda: sorted(self.snap.nodes.values(), key=lambda n: n.metadata.name))
+
+    def _shared(self, key: str, compute):
+        """A value that depends on the snapshot only, shared by every context of the
+        memo; recomputed if the memo meets another snapshot (kept with the snapshot
+        it was computed from)."""
+        if not FAST_PATHS:
+            return compute()
+        got = self.memo.get(("snapshot-fact", key))
+        if got is None or got[0] is not self.snap:
+            got = self.memo[("snapshot-fact", key)] = (self.snap, compute())
+        return got[1]
+
+    def facts(self, node: Node) -> NodeFacts:
+        """The pod-independent facts of ``node``, computed once per memo (and node
+        record: a node replaced in the snapshot gets new ones)."""
+        if not FAST_PATHS:
+            return NodeFacts(node)
+        table = self.memo.get("node-facts")
+        if table is None:
+            table = self.memo["node-facts"] = {}
+        f = table.get(node.metadata.name)
+        if f is None or f.node is not node:
+            f = table[node.metadata.name] = NodeFacts(node)
+        return f
 
     @cached_property
     def pods_by_node(self) -> dict[str, list[Pod]]:
@@ -228,17 +395,27 @@ class PodContext:
 
     @cached_property
     def advertised_sets(self) -> dict[str, set[str]]:
-        return {r: set(nodes) for r, nodes in self.advertised.items()}
+        return self._shared("advertised-sets", lambda: {r: set(nodes) for r, nodes in self.advertised.items()})
 
     @cached_property
     def advertised(self) -> dict[str, list[str]]:
-        """resource -> nodes with capacity or allocatable above zero."""
+        """resource -> nodes with capacity or allocatable above zero (the same for every
+        pod of the snapshot: shared through the memo; callers do not change it)."""
+        return self._shared("advertised", self._advertised)
+
+    def _advertised(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for n in self.nodes:
             for r in dict.fromkeys([*n.status.capacity, *n.status.allocatable]):
                 if is_extended(r) and (_num(n.status.capacity.get(r, 0)) > 0 or _num(n.status.allocatable.get(r, 0)) > 0):
                     out.setdefault(r, []).append(n.metadata.name)
         return out
+
+    @cached_property
+    def _gpu_advertisers(self) -> set[str]:
+        """The nodes that advertise some GPU resource."""
+        return self._shared("gpu-advertisers", lambda: {
+            n for r, nodes in self.advertised_sets.items() if catalog.is_gpu_resource(r) for n in nodes})
 
     @cached_property
     def device_plugins(self) -> DevicePluginState:
@@ -249,15 +426,23 @@ class PodContext:
                 self.snap, [n for n in self.nodes if self.gpu_evidence(n) is not None])
         return state
 
-    @cached_property
-    def _evidence(self) -> dict[str, Optional[catalog.GpuEvidence]]:
-        return {}
+    def device_plugins_of(self, names: list[str]) -> DevicePluginState:
+        """``device_plugins`` for a few nodes: what ``for_node`` gives for them is the
+        same (a node's entry depends only on that node, and a node without GPU
+        evidence gets none in either), without reading the labels of every pod on every
+        GPU node when the report needs a handful (the whole state when it is known)."""
+        whole = self.memo.get("device-plugin-state")
+        if whole is not None or not FAST_PATHS:
+            return self.device_plugins
+        key = ("device-plugin-state-of", frozenset(names))
+        state = self.memo.get(key)
+        if state is None:
+            nodes = [self.snap.nodes[n] for n in sorted(set(names)) if n in self.snap.nodes]
+            state = self.memo[key] = device_plugin_state(self.snap, [n for n in nodes if self.gpu_evidence(n) is not None])
+        return state
 
     def gpu_evidence(self, node: Node) -> Optional[catalog.GpuEvidence]:
-        name = node.metadata.name
-        if name not in self._evidence:
-            self._evidence[name] = catalog.node_has_gpus(node.metadata.labels)
-        return self._evidence[name]
+        return self.facts(node).evidence
 
     def advertises_vendor(self, node: Node, prefix: str) -> bool:
         for r in dict.fromkeys([*node.status.capacity, *node.status.allocatable]):
@@ -359,25 +544,63 @@ class PodContext:
             return None
         return self._fit(node)
 
+    # What the fit of every node reads of the pod, decided once per context.
+    @cached_property
+    def _cordon_tolerated(self) -> bool:
+        return any((tol.operator == "Exists" and not tol.key) or tol.key == "node.kubernetes.io/unschedulable"
+                   for tol in self.pod.spec.tolerations)
+
+    @cached_property
+    def _required_affinity(self):
+        na = self.pod.spec.affinity.nodeAffinity if self.pod.spec.affinity else None
+        return na.requiredDuringSchedulingIgnoredDuringExecution if na else None
+
+    @cached_property
+    def _tolerated(self) -> dict[tuple, bool]:
+        """(taint key, value, effect) -> whether the pod tolerates it (all a toleration reads of a taint)."""
+        return {}
+
+    def _tolerates(self, t: Taint) -> bool:
+        if not FAST_PATHS:
+            return any(tolerates(tol, t) for tol in self.pod.spec.tolerations)
+        k = (t.key, t.value, t.effect)
+        ok = self._tolerated.get(k)
+        if ok is None:
+            ok = self._tolerated[k] = any(tolerates(tol, t) for tol in self.pod.spec.tolerations)
+        return ok
+
+    @cached_property
+    def _resource_rows(self) -> list[tuple[str, float]]:
+        return list(self.requests.items()) + [("pods", 1.0)]
+
     def _fit(self, node: Node) -> NodeFit:
-        pod, name = self.pod, node.metadata.name
+        pod = self.pod
+        table = self._facts_table
+        facts = table.get(node.metadata.name) if table is not None else None
+        if facts is None or facts.node is not node:
+            facts = self.facts(node)
+        name = facts.name
         fit = NodeFit(name)
         devices = self.device_requests
-        adv = self.advertised_sets
-        fit.candidate = not devices or any(name in adv.get(r, ()) for r in devices)
-        fit.gpu_node = self.gpu_evidence(node) is not None or any(
-            name in nodes and catalog.is_gpu_resource(r) for r, nodes in adv.items())
+        if devices:
+            for nodes in self._device_advertisers:
+                if name in nodes:
+                    fit.candidate = True
+                    break
+        else:
+            fit.candidate = True
+        fit.gpu_node = facts.evidence is not None or name in self._gpu_advertisers
 
         # Readiness and Kubernetes' own state taints.
-        ready = node.condition("Ready")
-        if ready is None or ready.status != "True":
-            state = f"Ready={ready.status if ready else 'missing'}"
-            if ready is not None and (ready.reason or ready.message):
-                state += f" ({ready.reason or ''}{': ' if ready.reason and ready.message else ''}{ready.message or ''})"
-            fit.add("node-not-ready", f"node/{name} {state}")
-        for t in untolerated_taints(node, pod.spec.tolerations):
-            code = STATE_TAINTS.get(t.key)
-            state = state_taint(t.key) if code is None else None
+        if facts.not_ready is not None:
+            fit.add("node-not-ready", facts.not_ready)
+        tolerated = self._tolerated
+        for t, code, state, key in facts.taints:
+            ok = tolerated.get(key) if FAST_PATHS else None
+            if ok is None:
+                ok = self._tolerates(t)
+            if ok:
+                continue
             if state is not None:
                 fit.state_taints.append((t, state))
                 fit.add(state.code, f"node/{name} taint {taint_text(t)}: set by {state.set_by}")
@@ -386,40 +609,65 @@ class PodContext:
                 fit.add("untolerated-taint", f"node/{name} taint {taint_text(t)}")
             elif code != "node-unschedulable":
                 fit.add(code, f"node/{name} taint {taint_text(t)}")
-        if node.spec.unschedulable and not any(
-            (tol.operator == "Exists" and not tol.key) or tol.key == "node.kubernetes.io/unschedulable"
-            for tol in pod.spec.tolerations
-        ):
+        if facts.cordoned and not self._cordon_tolerated:
             fit.add("node-unschedulable", f"node/{name} is cordoned (spec.unschedulable=true)")
 
         # Placement constraints.
-        miss = node_selector_mismatches(pod.spec.nodeSelector, node)
-        for k, have in miss.items():
-            want = pod.spec.nodeSelector[k]
-            why = near_miss(want, have) if have is not None else None
-            near = near_label(k, None, node.metadata.labels) if have is None else None
-            fit.add("node-selector-mismatch",
-                    f"node/{name} label {k}={have}" + (f", which differs from the wanted {want} {why} (near miss)" if why else "")
-                    if have is not None else f"node/{name} has no label {k}" + (f" (near miss: it {near})" if near else ""))
-        na = pod.spec.affinity.nodeAffinity if pod.spec.affinity else None
-        req = na.requiredDuringSchedulingIgnoredDuringExecution if na else None
+        selector = pod.spec.nodeSelector
+        if selector:
+            miss = node_selector_mismatches(selector, node)
+            for k, have in miss.items():
+                want = selector[k]
+                why = near_miss(want, have) if have is not None else None
+                near = near_label(k, None, node.metadata.labels) if have is None else None
+                fit.add("node-selector-mismatch",
+                        f"node/{name} label {k}={have}" + (f", which differs from the wanted {want} {why} (near miss)" if why else "")
+                        if have is not None else f"node/{name} has no label {k}" + (f" (near miss: it {near})" if near else ""))
+        req = self._required_affinity
         if req is not None and not required_affinity_matches(req.nodeSelectorTerms, node):
             terms = "; or ".join(" and ".join(describe_requirement(r) for r in t.matchExpressions + t.matchFields)
                                  for t in req.nodeSelectorTerms) or "no terms"
             near = _affinity_near_miss(req.nodeSelectorTerms, node)
             fit.add("node-affinity-mismatch", f"node/{name} does not satisfy required node affinity: {terms}"
                     + (f" (near miss: it {near})" if near else ""))
-        for why in self.interpod.reasons(node):
-            fit.add("pod-topology-constraint", why)
+        if not self._interpod_idle:
+            for why in self.interpod.reasons(node):
+                fit.add("pod-topology-constraint", why)
 
         # Resources.
         if fit.candidate:
-            self._fit_resources(node, fit)
+            self._fit_resources(node, fit, facts)
         else:
             for r in devices:
                 fit.add(self._not_advertised_code(node, r), f"node/{name} does not advertise {r}")
-        fit.enough_devices = all(fit.free.get(r, 0) >= q for r, q in devices.items())
+        free = fit.free
+        enough = True
+        for r, q in devices.items():
+            if free.get(r, 0) < q:
+                enough = False
+                break
+        fit.enough_devices = enough
         return fit
+
+    @cached_property
+    def _interpod_idle(self) -> bool:
+        return FAST_PATHS and self.interpod.idle
+
+    @cached_property
+    def _facts_table(self) -> Optional[dict[str, NodeFacts]]:
+        """The memo's node facts by name (None without the shortcuts)."""
+        if not FAST_PATHS:
+            return None
+        table = self.memo.get("node-facts")
+        if table is None:
+            table = self.memo["node-facts"] = {}
+        return table
+
+    @cached_property
+    def _device_advertisers(self) -> list:
+        """Per requested device resource, the nodes that advertise it."""
+        adv = self.advertised_sets
+        return [adv.get(r, ()) for r in self.device_requests]
 
     def _not_advertised_code(self, node: Node, r: str) -> str:
         prefix = gpu_vendor_prefix(r)
@@ -436,46 +684,96 @@ class PodContext:
             return "unknown-resource-name"
         return "insufficient-gpu" if r in self.gpu_requests else "insufficient-resource"
 
-    def _fit_resources(self, node: Node, fit: NodeFit) -> None:
-        name = node.metadata.name
-        pods = self.pods_by_node.get(name, [])
-        resources = tuple(sorted(self.requests))
-        own_excluded = self.pods_by_node is not self.memo.get("pods_by_node")
-        key = ("used", name, resources)
-        used = None if own_excluded else self.memo.get(key)
-        if used is None:
-            used = used_by(pods, resources)
-            if not own_excluded:
-                self.memo[key] = used
-        for r, q in list(self.requests.items()) + [("pods", 1.0)]:
-            cap = _num(node.status.capacity.get(r, 0))
-            alloc = _num(node.status.allocatable.get(r, cap if r not in node.status.allocatable else 0))
-            free = max(0.0, alloc - used.get(r, 0.0))
-            fit.free[r] = free
+    def _fit_resources(self, node: Node, fit: NodeFit, facts: Optional[NodeFacts] = None) -> None:
+        facts = facts if facts is not None else self.facts(node)
+        name = facts.name
+        got = facts.free_rows.get(self._resource_order) if self._rows_shared else None
+        if got is not None:
+            free_of, rows = got
+            used = None
+        else:
+            free_of, rows, used = self._free_rows(node, facts)
+        fit.free = dict(free_of)
+        for (r, cap, alloc, free), q in zip(rows, self._resource_amounts):
             if free >= q:
                 continue
-            have = f"{format_quantity(r, free)} of {format_quantity(r, alloc)} free, pod needs {format_quantity(r, q)}"
             if is_extended(r):
                 if cap == 0 and alloc == 0:
                     fit.add(self._not_advertised_code(node, r), f"node/{name} does not advertise {r}")
                     continue
                 unhealthy = max(0.0, cap - alloc)
                 if unhealthy and free + unhealthy >= q:
-                    fit.add("gpu-unhealthy", f"node/{name} {r}: {have}; {format_quantity(r, unhealthy)} unhealthy (capacity {format_quantity(r, cap)}, allocatable {format_quantity(r, alloc)})")
+                    fit.add_later("gpu-unhealthy", _unhealthy_line, name, r, free, alloc, q, unhealthy, cap)
                 elif is_mig(r):
-                    fit.add("mig-profile-unavailable", f"node/{name} {r}: {have}")
+                    fit.add_later("mig-profile-unavailable", _short_line, name, r, free, alloc, q)
                 elif r in self.gpu_requests:
-                    fit.add("insufficient-gpu", f"node/{name} {r}: {have}")
+                    fit.add_later("insufficient-gpu", _short_line, name, r, free, alloc, q)
                 else:
-                    fit.add("insufficient-resource", f"node/{name} {r}: {have}")
+                    fit.add_later("insufficient-resource", _short_line, name, r, free, alloc, q)
             elif r == "cpu":
-                fit.add("insufficient-cpu", f"node/{name} cpu: {have}")
+                fit.add_later("insufficient-cpu", _short_line, name, r, free, alloc, q)
             elif r == "memory":
-                fit.add("insufficient-memory", f"node/{name} memory: {have}")
+                fit.add_later("insufficient-memory", _short_line, name, r, free, alloc, q)
             elif r == "pods":
+                if used is None:
+                    used = self._used(node, name)
                 fit.add("insufficient-resource", f"node/{name} pods: {int(used['pods'])} of {int(alloc)} pod slots used")
             else:
-                fit.add("insufficient-resource", f"node/{name} {r}: {have}")
+                fit.add_later("insufficient-resource", _short_line, name, r, free, alloc, q)
+
+    def _used(self, node: Node, name: str) -> dict[str, float]:
+        """What the pods on the node (without this one) request of the pod's resources,
+        shared by the memo's contexts (not when this pod's own record was left out)."""
+        pods_by_node = self.pods_by_node
+        resources = self._resource_key
+        own_excluded = pods_by_node is not self.memo.get("pods_by_node")
+        key = ("used", name, resources)
+        used = None if own_excluded else self.memo.get(key)
+        if used is None:
+            used = used_by(pods_by_node.get(name, []), resources)
+            if not own_excluded:
+                self.memo[key] = used
+        return used
+
+    def _free_rows(self, node: Node, facts: NodeFacts) -> tuple[dict[str, float], list, Optional[dict[str, float]]]:
+        """({resource: free}, [(resource, capacity, allocatable, free)] in request order
+        then "pods", the used amounts or None when they came from the node's facts): the
+        same for every pod class requesting these resources in this order (kept in the
+        node's facts, unless this pod's own record was left out of the node's pods)."""
+        order = self._resource_order
+        shared = FAST_PATHS and self.pods_by_node is self.memo.get("pods_by_node")
+        got = facts.free_rows.get(order) if shared else None
+        if got is not None:
+            return got[0], got[1], None
+        used = self._used(node, facts.name)
+        free_of: dict[str, float] = {}
+        rows = []
+        for r in order:
+            cap, alloc = facts.amounts(r)
+            free = max(0.0, alloc - used.get(r, 0.0))
+            free_of[r] = free
+            rows.append((r, cap, alloc, free))
+        if shared:
+            facts.free_rows[order] = (free_of, rows)
+        return free_of, rows, used
+
+    @cached_property
+    def _rows_shared(self) -> bool:
+        """The nodes' free rows can be shared with the memo's other contexts (this pod's
+        own record is not left out of its node's pods)."""
+        return FAST_PATHS and self.pods_by_node is self.memo.get("pods_by_node")
+
+    @cached_property
+    def _resource_order(self) -> tuple[str, ...]:
+        return tuple(r for r, _ in self._resource_rows)
+
+    @cached_property
+    def _resource_amounts(self) -> tuple[float, ...]:
+        return tuple(q for _, q in self._resource_rows)
+
+    @cached_property
+    def _resource_key(self) -> tuple[str, ...]:
+        return tuple(sorted(self.requests))
 
 
 def _affinity_near_miss(terms: list, node: Node) -> Optional[str]:
@@ -497,12 +795,18 @@ def _affinity_near_miss(terms: list, node: Node) -> Optional[str]:
     return None
 
 
+_AMOUNTS: dict[str, float] = {}
+
+
 def used_by(pods: list, resources: tuple[str, ...]) -> dict[str, float]:
     """What these pods request of the given resources (effective requests), plus
     their count under "pods". The common pod (no init containers, no overhead) is
     summed directly, only for the resources asked about: this runs over every pod
-    bound to every candidate node."""
+    bound to every candidate node (150,000 on a large cluster), so a quantity written
+    as a string is parsed once per distinct string (``_AMOUNTS``); the sums are
+    added in the same order as before, so they are the same floats."""
     used = dict.fromkeys(resources, 0.0)
+    amounts = _AMOUNTS
     for p in pods:
         spec = p.spec
         if spec.initContainers or spec.overhead:
@@ -511,12 +815,19 @@ def used_by(pods: list, resources: tuple[str, ...]) -> dict[str, float]:
                 used[r] += full.get(r, 0.0)
             continue
         for c in spec.containers:
-            req, lim = c.resources.requests, c.resources.limits
+            res = c.resources
+            req, lim = res.requests, res.limits
             for r in resources:
                 v = req.get(r)
                 if v is None:
                     v = lim.get(r)
-                if v is not None:
-                    used[r] += _num(v)
+                    if v is None:
+                        continue
+                x = amounts.get(v) if type(v) is str and FAST_PATHS else None
+                if x is None:
+                    x = _num(v)
+                    if type(v) is str and len(amounts) < 65536:
+                        amounts[v] = x
+                used[r] += x
     used["pods"] = float(len(pods))
     return used

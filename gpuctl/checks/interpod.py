@@ -108,6 +108,12 @@ class InterPod:
     def own_rules(self) -> bool:
         return bool(self.affinity_terms or self.anti_terms or self.spread)
 
+    @cached_property
+    def idle(self) -> bool:
+        """No rule to evaluate on any node (``reasons`` yields nothing anywhere): no
+        terms or spread of the pod's own, and no placed pod's anti-affinity excludes it."""
+        return not self.own_rules and not self.excluded_by_placed
+
     # ------------------------------------------------------------ indexes
     def _domain(self, node_name: Optional[str], key: str) -> Optional[str]:
         node = self.nodes.get(node_name or "")

@@ -7,7 +7,9 @@ Checks read and write it only through their context (``ctx.memo``)."""
 
 from __future__ import annotations
 
-from typing import Any
+import gc
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 
 class Memo(dict):
@@ -26,3 +28,20 @@ class Memo(dict):
         if key not in self:
             self[key] = compute()
         return self[key]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while a diagnosis or report runs (restored
+    after, if it was on). A report over a large cluster allocates a few million small
+    records (fit matrices, findings) and almost no cycles; left on, the collector
+    walks them again and again (about a third of the report's time on 5,000 nodes),
+    and frees next to nothing. The snapshot itself is frozen after loading."""
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

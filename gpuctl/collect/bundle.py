@@ -5,11 +5,12 @@ file per kind, streamed page by page so 150,000 pods never sit in memory at once
 device-plugin and failing GPU pods' logs under ``logs/``; ``snapshot.json`` with
 capturedAt, the context and what could not be collected.
 
-Bundles get pasted into tickets, so by default they are redacted: env ``value``s
-(except the CUDA runtime variables in KEEP_ENV), secret-looking flags in container
-arguments, the last-applied-configuration annotation, ConfigMap data other than the
-GPU stack's own, Secret data wherever it sits, and credentials in logs. Secrets are
-never collected.
+Bundles get pasted into tickets, so by default they are redacted (collect/redaction.py:
+env ``value``s except the CUDA runtime's, secret-looking flags in container arguments,
+the last-applied-configuration annotation, ConfigMap data other than the GPU stack's
+own, Secret data wherever it sits, credentials in logs). Secrets are never collected.
+Objects are redacted and written as JSON text, parsing only what redaction changes;
+a ``.tar.gz`` is compressed on a second thread as it is written (collect/targz.py).
 
 The bundle is built beside the destination and renamed into place, so an
 interrupted save leaves no half bundle and keeps the previous one; ``--force``
@@ -41,21 +42,11 @@ from ..errors import SourceError, UsageError
 from ..model import names as N
 from ..model import objects as O
 from ..model import snapshot as S
+from .redaction import redact_log, redact_object, rewrite_item, strip_managed
+from .targz import Deflater, write_targz
 
-REDACTED = "REDACTED"
 SCHEMA = "gpuctl/snapshot/v1"
-# Env values kept by redaction: the NVIDIA container runtime's documented variables,
-# configuration and never credentials. The CUDA checks read NVIDIA_REQUIRE_CUDA,
-# CUDA_VERSION and NVIDIA_DISABLE_REQUIRE (gpuctl/knowledge/cuda.py); the others say
-# which GPUs and capabilities a container asked the runtime for. Everything else
-# (NVIDIA_API_KEY included) is redacted.
-KEEP_ENV = frozenset({
-    "NVIDIA_REQUIRE_CUDA", "CUDA_VERSION", "NVIDIA_DISABLE_REQUIRE",
-    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_MIG_CONFIG_DEVICES",
-    "NVIDIA_MIG_MONITOR_DEVICES", "CUDA_VISIBLE_DEVICES", "NVIDIA_DRIVER_VERSION", "NVIDIA_PRODUCT_NAME",
-    "CUDA_DRIVER_VERSION",
-})
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
 LOG_TAIL_LINES = 400
 MAX_LOG_PODS = 50
 MAX_METRICS_NODES = 32   # DCGM scrapes through the API server's proxy are not free on a 5,000-node cluster
@@ -120,208 +111,6 @@ def _resource_of(template: str) -> tuple[str, str]:
     return ("" if parts[0] == "api" else parts[1]), parts[-1]
 
 
-# ------------------------------------------------------------------ redaction
-
-# Words that make a variable, key or flag name secret-looking, matched against each
-# word of the name (split at '_', '-', '.' and camelCase): a word that *ends* with one
-# (HF_TOKEN, hfToken, AWSSecretKey, DB_PASSWORD), or KEY after one of _KEY_QUALIFIERS
-# (OPENAI_API_KEY, access-key). Names with a word of _NOT_SECRET (max_tokens,
-# secret_name, TOKEN_FILE, token_count) name something about a secret, not the secret.
-_SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "credential", "credentials", "apikey",
-                   "accesskey", "privatekey", "secretkey", "signature", "sessionkey")
-_KEY_QUALIFIERS = frozenset({"api", "access", "private", "secret", "session", "signing", "encryption", "master",
-                             "account", "storage", "client", "auth"})
-_NOT_SECRET = frozenset({"name", "names", "file", "files", "path", "dir", "ref", "type", "kind", "count", "max",
-                         "min", "num", "total", "limit", "limits", "length", "len", "size", "ttl", "expiry",
-                         "expires", "expiration", "lifetime", "url", "uri", "endpoint", "header", "usage", "used",
-                         "per", "budget", "rate", "format", "namespace", "mount", "volume", "keyref"})
-# values that are not credentials even after a secret-looking name
-_NOT_A_VALUE = re.compile(r"(?i)(true|false|null|none|nil|yes|no|\*+|redacted|<redacted>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?"
-                          r"|\$\([A-Za-z_][A-Za-z0-9_]*\))\Z")
-_WORDS = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
-
-
-def is_secret_name(name: str) -> bool:
-    """Does a variable, key or flag name look like it holds a credential?"""
-    words = [w.lower() for w in _WORDS.split(name) if w]
-    if not words or any(w in _NOT_SECRET for w in words):
-        return False
-    for i, w in enumerate(words):
-        if w.endswith(_SECRET_ENDINGS):
-            return True
-        if w == "key" and i and words[i - 1] in _KEY_QUALIFIERS:
-            return True
-    return False
-
-
-def _kv(m: re.Match[str]) -> str:
-    if not is_secret_name(m.group("key")) or _NOT_A_VALUE.match(m.group("val")):
-        return m.group(0)
-    return m.group(0)[: m.start("val") - m.start(0)] + REDACTED
-
-
-# Credentials in free text (logs, container arguments), most specific first.
-_TOKEN_PATTERNS: list[tuple[re.Pattern[str], Any]] = [
-    # PEM private keys
-    (re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S),
-     r"-----BEGIN \1PRIVATE KEY-----" + REDACTED + r"\2"),
-    # tokens recognisable by their prefix: GitHub, Hugging Face, OpenAI/Anthropic, NGC, Slack, AWS key IDs, JWTs
-    (re.compile(r"(?<![A-Za-z0-9_\-])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|hf_[A-Za-z0-9]{30,}"
-                r"|sk-[A-Za-z0-9_\-]{20,}|nvapi-[A-Za-z0-9_\-]{20,}|xox[abposr]-[A-Za-z0-9\-]{10,}"
-                r"|(?:AKIA|ASIA)[0-9A-Z]{16})\b"), REDACTED),
-    (re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), REDACTED),
-    # Authorization / Proxy-Authorization headers: the credential after the scheme
-    (re.compile(r"(?i)(\b(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?)"
-                r"((?:basic|bearer|digest|negotiate|token|apikey|sharedkey|aws4-hmac-sha256)\s+)?[^\s\"'\\,;]+"),
-     r"\1\2" + REDACTED),
-    # a bearer token elsewhere (prose such as "the bearer of" is left alone)
-    (re.compile(r"(?i)(\bbearer\s+)(?:(?=[A-Za-z0-9\-._~+/]*[0-9\-._~+/])[A-Za-z0-9\-._~+/]{8,}|[A-Za-z]{20,})=*"),
-     r"\1" + REDACTED),
-    # user:password@ in URLs
-    (re.compile(r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://)([^/\s:@'\"]+):([^/\s@'\"]+)@"), r"\1\2:" + REDACTED + "@"),
-    # --password VALUE, --token=VALUE, -api-key VALUE
-    (re.compile(r"(?<![A-Za-z0-9_\-])(?P<key>--?[A-Za-z][A-Za-z0-9_.\-]*)(?:=|[ \t]+)(?P<val>(?!-)[^\s\"']+)"), _kv),
-    # NAME=value, NAME: value, "name": "value", name = 'value' (any secret-looking NAME, prefixes included)
-    (re.compile(r"(?<![A-Za-z0-9_.\-])(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)\\?[\"']?[ \t]*[=:][ \t]*(?P<open>\\?[\"'])?"
-                r"(?P<val>(?(open)[^\"'\\\n]+|[^\s\"'\\,;&=:}\])][^\s\"'\\,;&}\])]*))"), _kv),
-]
-
-
-def redact_log(text: str) -> str:
-    """Credentials in free text replaced by REDACTED (what is redacted: docs/snapshots.md)."""
-    for rx, repl in _TOKEN_PATTERNS:
-        text = rx.sub(repl, text)
-    return text
-
-
-def _flag_name(arg: str) -> Optional[str]:
-    m = re.fullmatch(r"--?([A-Za-z][A-Za-z0-9_.\-]*)", arg)
-    return m.group(1) if m else None
-
-
-def _redact_args(args: list[Any]) -> None:
-    """Container command/args: ``--token VALUE`` (two items), ``--token=VALUE`` and
-    credentials inside a shell line; ``--max-tokens 512`` is left alone."""
-    secret_flag = False
-    for i, a in enumerate(args):
-        if not isinstance(a, str):
-            secret_flag = False
-            continue
-        if secret_flag and not a.startswith("-") and not _NOT_A_VALUE.match(a):
-            args[i] = REDACTED
-            secret_flag = False
-            continue
-        flag = _flag_name(a)
-        secret_flag = bool(flag and is_secret_name(flag))
-        if not secret_flag:
-            args[i] = redact_log(a)
-
-
-def _redact_env(env: list[Any]) -> None:
-    for e in env:
-        if isinstance(e, dict) and "value" in e and e.get("name") not in KEEP_ENV:
-            e["value"] = REDACTED
-
-
-def redact_object(obj: dict[str, Any]) -> dict[str, Any]:
-    """Redact in place, walking the whole object (pod specs sit in ``spec``,
-    ``spec.template``, ``spec.jobTemplate.spec.template``, replicaSpecs, a
-    PodTemplate's top-level ``template``, or anywhere in a kind gpuctl does not know):
-    every ``env`` list, container ``command``/``args``, last-applied annotations,
-    Secret data and ConfigMap data other than the GPU stack's own."""
-    stack: list[Any] = [obj]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        if type(node) is list or isinstance(node, list):
-            for v in node:
-                t = type(v)
-                if t is dict or t is list or (t is not str and isinstance(v, (dict, list))):
-                    push(v)
-            continue
-        if not isinstance(node, dict):
-            continue
-        md = node.get("metadata")
-        if md is not None and isinstance(md, dict):
-            ann = md.get("annotations")
-            if isinstance(ann, dict) and LAST_APPLIED in ann:
-                ann[LAST_APPLIED] = REDACTED
-        kind = node.get("kind")
-        if kind == "Secret" or (kind == "ConfigMap" and not is_gpu_stack_config(node)):
-            for key in ("data", "binaryData", "stringData"):
-                if isinstance(node.get(key), dict):
-                    node[key] = {k: REDACTED for k in node[key]}
-        env = node.get("env")
-        if env is not None and isinstance(env, list):
-            _redact_env(env)
-        for key in ("command", "args"):
-            v = node.get(key)
-            if v is not None and isinstance(v, list):
-                _redact_args(v)
-        for v in node.values():
-            t = type(v)
-            if t is dict or t is list or (t is not str and isinstance(v, (dict, list))):
-                push(v)
-    return obj
-
-
-# Namespaces that belong to the GPU stack alone: those device_plugins.yaml names,
-# less the shared ones (kube-system hosts the static plugin, and aws-auth too).
-_SHARED_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease", "default"})
-# Helm charts / app names of the GPU stack (the nvidia-device-plugin chart's labels)
-_GPU_STACK_APPS = frozenset({"nvidia-device-plugin", "gpu-operator", "gpu-feature-discovery", "nvidia-dcgm-exporter",
-                             "dcgm-exporter", "nvidia-mig-manager"})
-_GPU_STACK_CHARTS = ("nvidia-device-plugin-", "gpu-operator-")
-
-
-def _gpu_stack_namespaces() -> frozenset[str]:
-    from ..knowledge import catalog
-
-    return frozenset(ns for k in catalog.device_plugin_selectors() for ns in k.namespaces
-                     if ns not in _SHARED_NAMESPACES and ns != "*")
-
-
-def _gpu_stack_daemonsets() -> frozenset[str]:
-    from ..knowledge import catalog
-
-    return frozenset(k.daemonset for k in catalog.device_plugin_selectors() if k.daemonset and "<" not in k.daemonset)
-
-
-def is_gpu_stack_config(cm: dict[str, Any]) -> bool:
-    """A ConfigMap of the GPU stack itself (device-plugin, time-slicing, MIG
-    configs), whose data is kept: in a namespace that only the GPU Operator or
-    device plugin uses; labelled by the nvidia-device-plugin / gpu-operator Helm
-    charts; or owned by a ClusterPolicy (GPU Operator) or a device-plugin DaemonSet.
-    Not because of its name: an ``mps-config`` in a team's namespace is the team's."""
-    md = cm.get("metadata")
-    if not isinstance(md, dict):
-        return False
-    if md.get("namespace") in _gpu_stack_namespaces():
-        return True
-    labels = md.get("labels")
-    if isinstance(labels, dict):
-        if labels.get("app.kubernetes.io/name") in _GPU_STACK_APPS:
-            return True
-        if str(labels.get("helm.sh/chart", "")).startswith(_GPU_STACK_CHARTS):
-            return True
-    for ref in md.get("ownerReferences") or []:
-        if not isinstance(ref, dict):
-            continue
-        api_version, kind, name = str(ref.get("apiVersion", "")), ref.get("kind"), str(ref.get("name", ""))
-        if kind in ("ClusterPolicy", "NVIDIADriver") and api_version.startswith("nvidia.com/"):
-            return True
-        if kind == "DaemonSet" and (name in _gpu_stack_daemonsets() or name.endswith("-nvidia-device-plugin")):
-            return True
-    return False
-
-
-def strip_managed(obj: dict[str, Any]) -> dict[str, Any]:
-    md = obj.get("metadata")
-    if isinstance(md, dict):
-        md.pop("managedFields", None)
-    return obj
-
-
 # ------------------------------------------------------------------ writing
 
 
@@ -337,22 +126,65 @@ class SaveReport:
 
 
 class _ListWriter:
-    def __init__(self, path: Path):
-        self.f = open(path, "w", encoding="utf-8")
-        self.f.write('{"apiVersion": "v1", "kind": "List", "items": [\n')
+    """One ``v1 List`` file, object by object, written in chunks: to the staging
+    folder, or (a ``.tar.gz`` destination) deflated on the way (collect/targz.py)."""
+
+    # Large chunks: the compressor thread needs the GIL between chunks, and waits up to
+    # the interpreter's switch interval (5 ms) for it; at 1 MiB (about 6 ms of zlib) it
+    # sat idle half the time
+    CHUNK = 8 << 20
+
+    def __init__(self, path: Path, deflater: Optional[Deflater] = None):
+        self.path, self.deflater = path, deflater
+        self.seg = deflater.open(path.name) if deflater is not None else None   # list files sit at the top
+        self.f = open(path, "wb") if deflater is None else None
+        self.parts: list[str] = ['{"apiVersion": "v1", "kind": "List", "items": [\n']
+        self.size = 0
         self.n = 0
+        self.closed = False
 
     def add(self, obj: dict[str, Any]) -> None:
+        self.add_text(json.dumps(obj, ensure_ascii=False))
+
+    def add_text(self, text: str) -> None:
+        """One object's JSON text (see redaction.rewrite_item)."""
         if self.n:
-            self.f.write(",\n")
-        self.f.write(json.dumps(obj, ensure_ascii=False))
+            self.parts.append(",\n")
+        self.parts.append(text)
+        self.size += len(text)
         self.n += 1
+        if self.size >= self.CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        data = "".join(self.parts).encode("utf-8")
+        self.parts, self.size = [], 0
+        if self.seg is not None:
+            assert self.deflater is not None
+            self.deflater.write(self.seg, data)
+        elif self.f is not None:
+            self.f.write(data)
 
     def close(self) -> None:
-        if self.f.closed:
+        if self.closed:
             return
-        self.f.write("\n]}\n")
-        self.f.close()
+        self.closed = True
+        self.parts.append("\n]}\n")
+        try:
+            self._flush()
+        finally:
+            if self.seg is not None and self.deflater is not None:
+                self.deflater.write(self.seg, None)
+            elif self.f is not None:
+                self.f.close()
+
+    def discard(self) -> None:
+        """An empty list: no file in the bundle."""
+        self.close()
+        if self.seg is not None:
+            self.seg.dropped = True
+        else:
+            self.path.unlink(missing_ok=True)
 
 
 class _Outside(Exception):
@@ -374,7 +206,12 @@ def _show(value: Any) -> str:
 
 # ------------------------------------------------------------------ the destination
 
+# Objects are rewritten as JSON text (collect/redaction.py rewrite_item) where that is
+# provably the same as parsing, redacting and writing them; False: every object parsed
+# (tests/test_redaction_text.py compares the two).
+TEXT_PATH = True
 _TEMP_PREFIX = "gpuctl-snapshot-"
+_DEFLATE = ".deflate"            # inside the staging folder: the compressed List files of a .tar.gz
 _BUNDLE_FILE = re.compile(r"[a-z0-9][a-z0-9-]*\.json\Z")        # nodes.json, kueue-workloads.json, …
 _BUNDLE_FOLDERS = {"logs": (3, ".log"), "metrics": (1, ".prom"), "probes": (1, ".json")}   # depth of files, suffix
 _MAX_META_BYTES = 16 * 1024 * 1024
@@ -604,13 +441,21 @@ class _Stage:
         self.target, self.guard = target, guard
         self.temps: list[Path] = []
         self.work = Path()
+        self.deflater: Optional[Deflater] = None
 
     def start(self) -> None:
         with self.guard.deferred():
             self.work = Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX, dir=str(self.target.parent)))
             self.temps.append(self.work)
+        # a .tar.gz: List files are compressed while they are written (collect/targz.py)
+        self.deflater = Deflater(self.work / _DEFLATE) if self.target.tarball else None
+
+    def list_writer(self, path: Path) -> _ListWriter:
+        return _ListWriter(path, self.deflater)
 
     def cleanup(self) -> None:
+        if self.deflater is not None:
+            self.deflater.abort()
         with self.guard.deferred():
             for t in reversed(self.temps):
                 if t.is_dir() and not t.is_symlink():
@@ -635,10 +480,14 @@ class _Stage:
             self.temps.append(tmp)
             raw = os.fdopen(fd, "wb")
         top = t.path.name[: -len(".tar.gz")] if t.path.name.endswith(".tar.gz") else t.path.name[: -len(".tgz")]
-        files = sorted((f for f in self.work.rglob("*") if f.is_file()), key=lambda f: (f.name != "snapshot.json", f))
-        with raw, tarfile.open(fileobj=raw, mode="w:gz") as tf:
-            for f in files:       # snapshot.json first: --force finds it without reading the rest
-                tf.add(f, arcname=f"{top or 'snapshot'}/{f.relative_to(self.work).as_posix()}")
+        assert self.deflater is not None
+        self.deflater.finish()
+        members: list[tuple[str, Any]] = [(f.relative_to(self.work).as_posix(), f) for f in self.work.rglob("*")
+                                          if f.is_file() and f.relative_to(self.work).parts[0] != _DEFLATE]
+        members += [(seg.name, seg) for seg in self.deflater.segments if not seg.dropped]
+        members.sort(key=lambda m: (m[0] != "snapshot.json", m[0]))   # snapshot.json first: --force reads only it
+        with raw:
+            write_targz(raw, [(f"{top or 'snapshot'}/{name}", src) for name, src in members])
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
@@ -748,7 +597,7 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
 
     report = SaveReport(dest)
     log_candidates: list[dict[str, Any]] = []
-    exporters: dict[str, dict[str, Any]] = {}     # node -> DCGM exporter pod
+    exporters: dict[str, bytes] = {}               # node -> DCGM exporter pod (JSON: one per node, 5,000 on a big cluster)
     metrics_nodes: list[str] = []                  # nodes whose GPU health matters
     with _staged(dest, force) as stage:            # checks the destination before any request
         work = stage.work
@@ -756,7 +605,21 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
         fallback_ns = getattr(api, "default_namespace", None) or "default"
         report.namespaces = [namespace] if namespace else None
 
-        def keep(item: dict[str, Any], kind: str, writer: _ListWriter) -> None:
+        def keep(item: Any, kind: str, writer: _ListWriter) -> None:
+            if type(item) is _Unparsed:
+                # as text (collect/redaction.py); what a choice below needs is decoded alone
+                done = rewrite_item(item.fields, item.kind or kind, item.api_version, redact) if TEXT_PATH else None
+                if done is None:
+                    item = _parsed(item, kind)      # a Secret, a ConfigMap, a List, odd escapes: parsed
+                else:
+                    writer.add_text(done[1])
+                    if kind in ("Pod", "Node"):
+                        gate = _gate(item.fields)
+                        if gate is None or (kind == "Pod" and _may_want_log(gate)):
+                            chosen(msgspec.json.decode(done[1]), kind)
+                        elif kind == "Node" and _has_unhealthy_gpus(gate):
+                            metrics_nodes.append(gate["metadata"].get("name") or "")
+                    return
             if item.get("kind") in ("Secret", "SecretList", "List"):   # never a Secret, even one slipped into a list
                 return
             item.setdefault("kind", kind)
@@ -764,18 +627,23 @@ def save_live(api: Any, dest: str, namespace: Optional[str], redact: bool = True
             if redact:
                 redact_object(obj)
             writer.add(obj)
+            chosen(obj, kind)
+
+        def chosen(obj: dict[str, Any], kind: str) -> None:
+            """The pods whose logs, and the nodes whose DCGM metrics, the bundle keeps."""
             if kind == "Pod" and _wants_log(obj):
-                log_candidates.append(obj)
+                if len(log_candidates) < MAX_LOG_PODS:       # the logs of the first ones are saved
+                    log_candidates.append(obj)
                 node = (obj.get("spec") or {}).get("nodeName")
                 if node and not _is_device_plugin(obj):
                     metrics_nodes.append(node)
             if kind == "Pod" and _is_dcgm_exporter(obj):
-                exporters[(obj.get("spec") or {}).get("nodeName", "")] = obj
+                exporters[(obj.get("spec") or {}).get("nodeName", "")] = msgspec.json.encode(obj)
             if kind == "Node" and _has_unhealthy_gpus(obj):
                 metrics_nodes.append(obj.get("metadata", {}).get("name", ""))
 
         for entry in COLLECT:
-            _save_list(api, work, entry, namespace, fallback_ns, keep, report)
+            _save_list(api, stage, entry, namespace, fallback_ns, keep, report)
         _save_logs(api, work, log_candidates, redact, report)
         _save_metrics(api, work, list(dict.fromkeys(n for n in metrics_nodes if n in exporters))[:MAX_METRICS_NODES],
                       exporters, report)
@@ -831,7 +699,7 @@ def _list_into(api: Any, template: str, scope: Optional[str], namespaced: bool, 
                            f"{fallback_ns} only")
 
 
-def _save_list(api: Any, work: Path, entry: tuple, namespace: Optional[str], fallback_ns: str,
+def _save_list(api: Any, stage: "_Stage", entry: tuple, namespace: Optional[str], fallback_ns: str,
                keep: Callable[[dict[str, Any], str, "_ListWriter"], None], report: SaveReport) -> None:
     """One COLLECT entry into STEM.json: cluster-wide, or the user's namespace when
     only that is allowed (said in the report); a failure becomes the data sets' gaps."""
@@ -839,7 +707,7 @@ def _save_list(api: Any, work: Path, entry: tuple, namespace: Optional[str], fal
 
     stem, template, kind, namespaced = entry
     group, resource = _resource_of(template)
-    writer = _ListWriter(work / f"{stem}.json")
+    writer = stage.list_writer(stage.work / f"{stem}.json")
     templates = _version_templates(template, group)
     try:
         for i, template in enumerate(templates):
@@ -868,7 +736,7 @@ def _save_list(api: Any, work: Path, entry: tuple, namespace: Optional[str], fal
                 f"the snapshot was saved with -n {namespace}: pods of other namespaces on the same nodes "
                 f"(and device-plugin pods) were not collected"))
     if writer.n == 0:
-        (work / f"{stem}.json").unlink()
+        writer.discard()
     else:
         report.counts[kind if stem == kind.lower() + "s" else stem] = writer.n
 
@@ -908,12 +776,68 @@ def _save_logs(api: Any, work: Path, pods: list[dict[str, Any]], redact: bool, r
                     report.logs += 1
 
 
-def _raw_items(api: Any, path: str) -> Iterator[dict[str, Any]]:
-    """Every item of a paged list as a plain dict, page by page (bounded like every
-    list: a list that never ends fails the read, see kube.KubeAPI.pages)."""
-    from .kube import MAX_STREAMED_ITEMS, ApiFailure, dict_key
+class _PageMeta(msgspec.Struct):
+    continue_: Any = msgspec.field(name="continue", default=None)
 
-    def decode(data: bytes) -> tuple[list[dict[str, Any]], str]:
+
+class _Page(msgspec.Struct):
+    """A List page whose items stay JSON text, split at their top-level fields."""
+    kind: str = ""
+    apiVersion: Optional[str] = None
+    metadata: _PageMeta = msgspec.field(default_factory=_PageMeta)
+    items: Optional[list[dict[str, msgspec.Raw]]] = None
+
+
+_page_dec = msgspec.json.Decoder(_Page)
+
+
+class _Unparsed(msgspec.Struct):
+    """One item of a page, unparsed, and what its page says of it."""
+    fields: dict[str, msgspec.Raw]
+    kind: str                    # the page's item kind ("" for a plain List)
+    api_version: Optional[str]
+
+
+class _NameOnly(msgspec.Struct):
+    name: Any = None
+    namespace: Any = None
+
+
+_name_dec = msgspec.json.Decoder(_NameOnly)
+
+
+def _item_key(item: Any) -> int:
+    """kube.dict_key for both shapes _raw_items yields."""
+    from .kube import dict_key
+
+    if type(item) is not _Unparsed:
+        return dict_key(item)
+    md = item.fields.get("metadata")
+    try:
+        m = _name_dec.decode(md) if md is not None else None
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        m = None
+    return hash((m.namespace, m.name)) if m is not None else id(item)
+
+
+def _raw_items(api: Any, path: str) -> Iterator[Any]:
+    """Every item of a paged list, page by page (bounded like every list: a list
+    that never ends fails the read, see kube.KubeAPI.pages): unparsed (_Unparsed),
+    or, from a page with an item that is not an object, as plain dicts."""
+    from .kube import MAX_STREAMED_ITEMS, ApiFailure
+
+    def decode(data: bytes) -> tuple[list[Any], str]:
+        try:
+            fast = O.decode_lenient(_page_dec, data)
+        except msgspec.ValidationError:
+            fast = None
+        except msgspec.DecodeError as e:
+            raise ApiFailure(200, "error", f"invalid JSON from {path}: {e}") from None
+        if fast is not None:
+            item_kind = fast.kind[:-4] if fast.kind.endswith("List") and fast.kind != "List" else ""
+            token = fast.metadata.continue_
+            return ([_Unparsed(f, item_kind, fast.apiVersion or None) for f in fast.items or []],
+                    token if isinstance(token, str) else "")
         try:
             page = O.decode_lenient(msgspec.json, data)
         except msgspec.DecodeError as e:
@@ -934,8 +858,71 @@ def _raw_items(api: Any, path: str) -> Iterator[dict[str, Any]]:
         token = meta.get("continue") if isinstance(meta, dict) else None
         return items, token if isinstance(token, str) else ""
 
-    for items in api.pages(path, None, decode, max_items=MAX_STREAMED_ITEMS, key=dict_key):
+    for items in api.pages(path, None, decode, max_items=MAX_STREAMED_ITEMS, key=_item_key):
         yield from items
+
+
+def _parsed(item: "_Unparsed", kind: str) -> dict[str, Any]:
+    """An unparsed item as the plain dict the page's full decode would have given."""
+    d = O.decode_lenient(msgspec.json, msgspec.json.encode(item.fields))
+    if item.kind:
+        d.setdefault("kind", item.kind)
+    if item.api_version:
+        d.setdefault("apiVersion", item.api_version)
+    return d
+
+
+class _GateMeta(msgspec.Struct):
+    name: Any = None
+    namespace: Any = None
+    labels: Any = None
+
+
+class _GateStatus(msgspec.Struct):
+    phase: Any = None
+    reason: Any = None
+    containerStatuses: Any = None
+    capacity: Any = None
+    allocatable: Any = None
+
+
+_gate_meta_dec = msgspec.json.Decoder(_GateMeta)
+_gate_status_dec = msgspec.json.Decoder(_GateStatus)
+
+
+def _gate(fields: dict[str, msgspec.Raw]) -> Optional[dict[str, Any]]:
+    """What save_live's choices read of a Pod or Node (which pods' logs and which
+    nodes' DCGM metrics to save: _wants_log, _is_dcgm_exporter, _has_unhealthy_gpus),
+    decoded alone from its metadata and status, as a dict those tests take; None when
+    they do not decode as expected (then the whole object is parsed). Redaction never
+    changes what they read (labels, names, phase, container states, quantities)."""
+    md, status = fields.get("metadata"), fields.get("status")
+    try:
+        m = _gate_meta_dec.decode(md) if md is not None else _GateMeta()
+        st = _gate_status_dec.decode(status) if status is not None else _GateStatus()
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    return {"metadata": {"name": m.name, "namespace": m.namespace, "labels": m.labels},
+            "status": {"phase": st.phase, "reason": st.reason, "containerStatuses": st.containerStatuses,
+                       "capacity": st.capacity, "allocatable": st.allocatable}}
+
+
+def _may_want_log(gate: dict[str, Any]) -> bool:
+    """A superset of _wants_log and _is_dcgm_exporter, from the gate alone: only these
+    pods are parsed in full, and the exact tests decide on them."""
+    status = gate["status"]
+    if _is_device_plugin(gate) or _is_dcgm_exporter(gate) or status.get("phase") == "Failed":
+        return True
+    statuses = status.get("containerStatuses")
+    if statuses is None:
+        return False
+    if not isinstance(statuses, list):
+        return True
+    for cs in statuses:
+        if not isinstance(cs, dict) or cs.get("restartCount", 0) != 0 or "state" in cs and cs["state"] \
+                and (not isinstance(cs["state"], dict) or cs["state"].get("waiting")):
+            return True
+    return False
 
 
 def _is_dcgm_exporter(pod: dict[str, Any]) -> bool:
@@ -962,7 +949,7 @@ def _has_unhealthy_gpus(node: dict[str, Any]) -> bool:
         return False
 
 
-def _save_metrics(api: Any, work: Path, nodes: list[str], exporters: dict[str, dict[str, Any]], report: SaveReport) -> None:
+def _save_metrics(api: Any, work: Path, nodes: list[str], exporters: dict[str, bytes], report: SaveReport) -> None:
     """metrics/<node>.prom from each node's DCGM exporter, through the pod proxy."""
     from .kube import ApiFailure, gap_from
     from .metrics import MetricsUnavailable, dcgm_via_proxy
@@ -971,7 +958,7 @@ def _save_metrics(api: Any, work: Path, nodes: list[str], exporters: dict[str, d
         if not N.is_valid("node", node):    # it would become metrics/NODE.prom
             report.gaps.append(f"metrics of node {_show(node)!r}: invalid node name")
             continue
-        pod = O.convert("Pod", exporters[node])
+        pod = O.convert("Pod", msgspec.json.decode(exporters[node]))
         try:
             text = dcgm_via_proxy(api, node, [pod], timeout=api.timeout)
         except ApiFailure as e:
@@ -1078,11 +1065,42 @@ def _newest(kind: str, obj: dict[str, Any], newest: Optional[dt.datetime]) -> Op
     return newest
 
 
+class _MetaTimes(msgspec.Struct):
+    creationTimestamp: Any = None
+
+
+class _StatusTimes(msgspec.Struct):
+    conditions: Any = None
+    containerStatuses: Any = None
+
+
+class _Times(msgspec.Struct):
+    """What _newest reads of a Node, Pod or Event, decoded alone."""
+    metadata: _MetaTimes = msgspec.field(default_factory=_MetaTimes)
+    status: _StatusTimes = msgspec.field(default_factory=_StatusTimes)
+    series: Any = None
+    lastTimestamp: Any = None
+    eventTime: Any = None
+    firstTimestamp: Any = None
+
+
+_times_dec = msgspec.json.Decoder(_Times)
+
+
+def _times_of(raw: Any) -> dict[str, Any]:
+    """The fields of one object's JSON text that _newest reads, as a dict."""
+    try:
+        return msgspec.to_builtins(O.decode_lenient(_times_dec, raw))
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        d = O.decode_lenient(msgspec.json, raw)
+        return d if isinstance(d, dict) else {}
+
+
 def save_offline(source: str, dest: str, redact: bool = True, force: bool = False) -> SaveReport:
     """Re-bundle (and redact) an existing snapshot or kubectl dump, object by object:
     the source is checked as --snapshot checks it (without keeping its records), then
     streamed file by file, batch by batch, into the new bundle."""
-    from .files import Need, iter_raw_objects, load_snapshot, raw_logs
+    from .files import Need, RawFields, iter_source_items, load_snapshot, raw_logs
 
     report = SaveReport(dest)
     with _staged(dest, force) as stage:          # checks the destination before the source is read
@@ -1091,22 +1109,42 @@ def save_offline(source: str, dest: str, redact: bool = True, force: bool = Fals
         snap = load_snapshot(source, Need(kinds=frozenset(), by_name=False))
         newest: Optional[dt.datetime] = None
         writers: dict[str, _ListWriter] = {}
+        def writer(kind: str) -> _ListWriter:
+            stem = _kind_stem(kind)
+            w = writers.get(stem)
+            if w is None:
+                w = writers[stem] = stage.list_writer(_inside(work, f"{stem}.json"))
+            label = kind if re.fullmatch(r"[A-Za-z0-9]{1,100}", kind) else stem[:-1]
+            report.counts[label] = report.counts.get(label, 0) + 1
+            return w
+
         try:
-            for top in iter_raw_objects(source):
+            for kind, top in iter_source_items(source):
+                if type(top) is RawFields or not isinstance(top, dict):
+                    # JSON text: rewritten as text (most objects), else parsed below
+                    done = rewrite_item(top, kind, redact=redact) if TEXT_PATH else None
+                    if done is not None:
+                        kind, text = done
+                        if snap.captured_at is None and kind in ("Node", "Pod", "Event"):
+                            newest = _newest(kind, _times_of(text), newest)
+                        writer(kind).add_text(text)
+                        continue
+                    raw = msgspec.json.encode(top) if type(top) is RawFields else top
+                    try:
+                        top = O.decode_lenient(msgspec.json, raw)
+                    except (msgspec.DecodeError, RecursionError):
+                        continue
+                    if not isinstance(top, dict):
+                        continue
+                    top.setdefault("kind", kind)
                 if snap.captured_at is None and top.get("kind") in ("Node", "Pod", "Event"):
                     newest = _newest(top["kind"], top, newest)
                 for obj in _flatten(top):
                     kind = str(obj["kind"])
                     if kind.lower() == "secret":
                         continue
-                    stem = _kind_stem(kind)
-                    w = writers.get(stem)
-                    if w is None:
-                        w = writers[stem] = _ListWriter(_inside(work, f"{stem}.json"))
                     strip_managed(obj)
-                    w.add(redact_object(obj) if redact else obj)
-                    label = kind if re.fullmatch(r"[A-Za-z0-9]{1,100}", kind) else stem[:-1]
-                    report.counts[label] = report.counts.get(label, 0) + 1
+                    writer(kind).add(redact_object(obj) if redact else obj)
         finally:
             for w in writers.values():
                 w.close()

@@ -521,6 +521,9 @@ class Need:
     unlabel: bool = False
     # given what was read: whether to read again with ``fallback`` (None: never)
     retry: Optional[Callable[[Snapshot], bool]] = None
+    # given a full Pod record as soon as it is decoded: whether retry will say yes
+    # whatever else is read (then the read stops there and ``fallback`` is read)
+    stop: Optional[Callable[[Any], bool]] = None
 
     def wants(self, kind: str) -> bool:
         return self.kinds is None or kind in self.kinds
@@ -529,31 +532,36 @@ class Need:
 EVERYTHING = Need()
 
 
-_DP_FIRST: Optional[dict[str, frozenset]] = None
+_DP_FIRST: Optional[tuple[tuple[str, frozenset], ...]] = None
 
 
-def _device_plugin(p: Any) -> bool:
-    """catalog.labels_mark_device_plugin, after a quick test (called for every pod): a
-    device-plugin pod carries the first label of one of the known selectors."""
+def _dp_first() -> tuple[tuple[str, frozenset], ...]:
+    """(label key, values) of the first label of every known device-plugin selector."""
     global _DP_FIRST
-    from ..knowledge import catalog
-
-    md = p.metadata
-    labels = md.labels
-    if not labels:
-        return False
     if _DP_FIRST is None:
+        from ..knowledge import catalog
+
         first: dict[str, set] = {}
         for kind in (*catalog.device_plugin_selectors(), *catalog.other_device_plugins()):
             pairs = catalog._selector_pairs(kind.label_selector)
             if pairs:
                 first.setdefault(pairs[0][0], set()).add(pairs[0][1])
-        _DP_FIRST = {k: frozenset(v) for k, v in first.items()}
-    if _DP_FIRST.keys().isdisjoint(labels):
+        _DP_FIRST = tuple((k, frozenset(v)) for k, v in first.items())
+    return _DP_FIRST
+
+
+def _device_plugin(p: Any) -> bool:
+    """catalog.labels_mark_device_plugin, after a quick test (called for every pod): a
+    device-plugin pod carries the first label of one of the known selectors."""
+    md = p.metadata
+    labels = md.labels
+    if not labels:
         return False
     get = labels.get
-    for key, values in _DP_FIRST.items():
+    for key, values in _DP_FIRST or _dp_first():
         if get(key) in values:
+            from ..knowledge import catalog
+
             # a GPU device plugin, or another device plugin (EFA, RDMA, …) whose pods the
             # serving checks read in full, as live lists them by selector
             return catalog.labels_mark_device_plugin(labels, md.namespace) or any(
@@ -571,8 +579,10 @@ def _dra_plugin(p: Any) -> bool:
 def need_for(collector: str, args: Optional[dict[str, Any]] = None) -> Need:
     """What ``--snapshot`` must read for the live collector a command names
     (``gpuctl.collect.live.<collector>``): the same data sets, as the same records.
-    Pods bound to a node and still running are slim (``BoundPod``, with labels);
-    Pending pods, device-plugin pods and the pods the target is about are full."""
+    Pods bound to a node and still running are slim (``BoundPod``; ``BoundPodLite``,
+    without labels, where live reads them so); Pending pods, device-plugin pods and
+    the pods the target is about are full. Whatever the need, what records hold alike
+    is kept once (_Shared)."""
     args = args or {}
     if collector == "collect_nodes":
         return Need(kinds=frozenset({"Node"}), key=(collector,))
@@ -588,7 +598,13 @@ def need_for(collector: str, args: Optional[dict[str, Any]] = None) -> Need:
         def full(p: Any) -> bool:
             return not p.spec.nodeName or _device_plugin(p) or _dra_plugin(p)
 
-        return Need(slim_pods=True, full_pod=full, key=(collector, True))
+        # As live (collect_cluster for_pending): bound pods without labels, unless a
+        # Pending pod's inter-pod rules need them: then read again with them. Each
+        # bound pod is decoded with its labels (they tell device-plugin pods, kept in
+        # full), which are dropped once seen.
+        labelled = Need(slim_pods=True, full_pod=full, key=(collector, True))
+        return Need(slim_pods=True, full_pod=full, key=(collector, True, "unlabel"), unlabel=True,
+                    fallback=labelled, retry=_pending_need_labels)
     if collector in ("collect_for_pod", "collect_for_workload") and args.get("ns"):
         ns = args["ns"]
 
@@ -608,14 +624,18 @@ def need_for(collector: str, args: Optional[dict[str, Any]] = None) -> Need:
             pod = snap.pods.get(f"{ns}/{name}")
             return pod is None or type(pod) is not O.Pod or bool(pod.spec.nodeName) or _needs_every_node(snap, pod)
 
+        def bound_target(p: Any) -> bool:
+            return p.metadata.name == name and p.metadata.namespace == ns and bool(p.spec.nodeName)
+
         # As live (collect_for_pod) for an unbound target: the target, Pending and
         # device-plugin pods in full, other bound pods without labels. A bound target
         # (its owner's other pods are read: checks/runtime.py _replacement, live's
         # `replacements`), a target whose inter-pod rules or scheduler events make
         # other pods' labels matter (live: needs_every_node), or no target found:
-        # read again with the namespace's pods in full and labels, as before.
+        # read again with the namespace's pods in full and labels, as before. A bound
+        # target is known as soon as it is decoded: the first read stops there.
         return Need(slim_pods=True, full_pod=target_full, key=(collector, ns, name), unlabel=True,
-                    fallback=whole_ns, retry=retry)
+                    fallback=whole_ns, retry=retry, stop=bound_target)
     if collector == "collect_for_node" and args.get("name"):
         node = args["name"]
 
@@ -642,6 +662,10 @@ def need_for(collector: str, args: Optional[dict[str, Any]] = None) -> Need:
 
 class _Fallback(Exception):
     """This file is read by the whole-file reader instead (exact errors and salvaging)."""
+
+
+class _Stop(Exception):
+    """Need.stop said the snapshot is to be read with Need.fallback: stop this read."""
 
 
 class _Skip(msgspec.Struct):
@@ -920,6 +944,7 @@ class _FileResult:  # noqa: D101
         self.seen = 0
         self.items = 0
         self.skipped: set[str] = set()    # kinds of objects skipped (the command does not need them)
+        self.shared = _Shared()
 
     def commit(self, snap: Snapshot) -> None:
         add = snap.add
@@ -930,6 +955,145 @@ class _FileResult:  # noqa: D101
                 if rec is None:
                     continue
             add(kind, rec)
+
+
+MAX_SHARED = 1 << 16          # distinct values a sharing table remembers, per file
+
+
+class _Shared:
+    """What the records of one file hold alike, kept once (hash-consing). What
+    150,000 bound pods weigh is mostly their containers' resources, affinity and
+    labels, identical across the pods of one ReplicaSet, Job or DaemonSet, and
+    repeated strings (namespace, node name, phase); nodes repeat their label keys
+    and values. A record is given the first record's objects when their JSON
+    encodings are equal (so equal in value, type and order: every record reads
+    exactly as decoded alone). Records are never written to once a Snapshot holds
+    them (checks are pure functions over it; what-if code copies them,
+    msgspec.structs.replace); the one exception, scrub_quantities removing a
+    quantity that does not parse, is why containers with such a quantity are never
+    shared and a node's maps are rebuilt, not shared. At most MAX_SHARED distinct
+    values a table are remembered (pods all unlike each other cost a bounded table)."""
+
+    def __init__(self) -> None:
+        self.strs: dict[str, str] = {}
+        self.specs: dict[bytes, Any] = {}       # encoded spec without nodeName -> first spec, or None: not shared
+        self.labels: dict[bytes, dict] = {}
+        self.statuses: dict[Optional[str], Any] = {}
+        self.tables: dict[str, dict[bytes, Any]] = {}
+
+    def pod(self, rec: Any) -> None:
+        """Share the parts of a slim pod record (BoundPod, BoundPodLite)."""
+        strs = self.strs
+        md = rec.metadata
+        ns = md.namespace
+        if ns is not None:
+            md.namespace = strs.setdefault(ns, ns)
+        if type(md) is O.BoundPodMeta and md.labels:
+            labels = md.labels
+            key = _enc(labels)
+            same = self.labels.get(key)
+            if same is not None:
+                md.labels = same
+            elif len(self.labels) < MAX_SHARED:
+                self.labels[key] = labels
+        spec = rec.spec
+        node = spec.nodeName
+        if node is not None:
+            spec.nodeName = None
+            key = _enc(spec)
+            spec.nodeName = strs.setdefault(node, node)
+        else:
+            key = _enc(spec)
+        same = self.specs.get(key, False)
+        if same is False:
+            if len(self.specs) < MAX_SHARED:
+                self.specs[key] = spec if O.pod_quantities_clean(spec) else None
+        elif same is not None:
+            spec.containers, spec.initContainers = same.containers, same.initContainers
+            spec.overhead, spec.affinity = same.overhead, same.affinity
+        status = rec.status
+        if type(status) is O.BoundPodStatus:
+            rec.status = self.statuses.setdefault(status.phase, status)
+
+    def _same(self, table: str, value: Any, ok: Optional[Callable[[Any], bool]] = None) -> Any:
+        """The first value of ``table`` encoded as ``value`` is, else ``value``
+        (remembered if ``ok(value)``, else never shared)."""
+        seen = self.tables.get(table)
+        if seen is None:
+            seen = self.tables[table] = {}
+        key = _enc(value)
+        same = seen.get(key, False)
+        if same is False:
+            if len(seen) < MAX_SHARED:
+                seen[key] = value if ok is None or ok(value) else None
+            return value
+        return value if same is None else same
+
+    def full_pod(self, rec: Any) -> None:
+        """Share the parts of a full Pod record that the pods of one workload (or one
+        DaemonSet) hold alike: containers (when their quantities parse), tolerations,
+        selectors, affinity, labels, annotations, owners; and repeated strings."""
+        strs, same = self.strs, self._same
+        md = rec.metadata
+        if md.namespace is not None:
+            md.namespace = strs.setdefault(md.namespace, md.namespace)
+        if md.labels:
+            md.labels = same("labels", md.labels)
+        if md.annotations:
+            md.annotations = same("annotations", md.annotations)
+        if md.ownerReferences:
+            md.ownerReferences = same("owners", md.ownerReferences)
+        spec = rec.spec
+        for name in ("nodeName", "schedulerName", "priorityClassName", "preemptionPolicy", "restartPolicy",
+                     "runtimeClassName"):
+            v = getattr(spec, name)
+            if v is not None:
+                setattr(spec, name, strs.setdefault(v, v))
+        if spec.containers or spec.initContainers:
+            spec.containers, spec.initContainers = same("containers", (spec.containers, spec.initContainers),
+                                                        _containers_clean)
+        for name in ("tolerations", "nodeSelector", "affinity", "volumes", "topologySpreadConstraints"):
+            v = getattr(spec, name)
+            if v:
+                setattr(spec, name, same(name, v))
+        st = rec.status
+        if st.phase is not None:
+            st.phase = strs.setdefault(st.phase, st.phase)
+
+    def node(self, rec: Any) -> None:
+        """A Node's repeated strings (label keys and values, resource names,
+        condition texts) kept once; its maps stay its own (scrub_quantities may edit
+        them), only their keys and values are the shared strings."""
+        strs = self.strs
+        s = strs.setdefault
+        md = rec.metadata
+        if md.labels:
+            md.labels = {s(k, k): s(v, v) for k, v in md.labels.items()}
+        if md.annotations:
+            md.annotations = {s(k, k): v for k, v in md.annotations.items()}
+        st = rec.status
+        if st.capacity:
+            st.capacity = {s(k, k): s(v, v) if type(v) is str else v for k, v in st.capacity.items()}
+        if st.allocatable:
+            st.allocatable = {s(k, k): s(v, v) if type(v) is str else v for k, v in st.allocatable.items()}
+        for c in st.conditions:
+            c.type, c.status = s(c.type, c.type), s(c.status, c.status)
+            if c.reason is not None:
+                c.reason = s(c.reason, c.reason)
+            if c.message is not None:
+                c.message = s(c.message, c.message)
+        if st.nodeInfo is not None:
+            st.nodeInfo = self._same("nodeInfo", st.nodeInfo)
+        if rec.spec.taints:
+            rec.spec.taints = self._same("taints", rec.spec.taints)
+
+
+def _containers_clean(both: tuple[list, list]) -> bool:
+    """Whether every quantity of these (containers, initContainers) parses."""
+    return O.pod_quantities_clean(O.BoundPodSpec(containers=both[0], initContainers=both[1]))
+
+
+_enc = msgspec.json.encode
 
 
 def _item_spans(text: bytes, sep: bytes, comma_off: int, n: int) -> Optional[list[tuple[int, int]]]:
@@ -964,6 +1128,7 @@ def _decode_batch(text: bytes, spans: Optional[list[tuple[int, int]]], ls: _List
     append = out.records.append
     full = need.full_pod if need.slim_pods else None
     slim_kind = "BoundPodLite" if need.lite else "BoundPod"
+    share = out.shared.pod
     wanted_full: list[int] = []
     for i, rec in enumerate(recs):
         kind, cls = meaning[type(rec)]
@@ -982,10 +1147,17 @@ def _decode_batch(text: bytes, spans: Optional[list[tuple[int, int]]], ls: _List
                 append(("Pod", None))
                 continue
             if need.unlabel:
-                append(("BoundPodLite", _unlabelled(rec)))
+                rec = _unlabelled(rec)
+                share(rec)
+                append(("BoundPodLite", rec))
             elif not need.only_full:
+                share(rec)
                 append((slim_kind, rec))
             continue
+        if kind == "Node":
+            out.shared.node(rec)
+        elif kind == "Pod":
+            out.shared.full_pod(rec)
         append((kind, rec))
     if wanted_full:
         if spans is None and ls.sep is not None:
@@ -999,6 +1171,10 @@ def _decode_batch(text: bytes, spans: Optional[list[tuple[int, int]]], ls: _List
                                                                                slim.metadata.namespace):
                 raws = O.decode_lenient(_raw_items_dec, text)     # the cut was not where it seemed
                 rec, problems = O.decode_salvaging("Pod", raws[i], source=fname)
+            if not problems:
+                out.shared.full_pod(rec)
+            if need.stop is not None and rec is not None and need.stop(rec):
+                raise _Stop()
             out.records[slot] = ("Pod", rec) if not problems else (None, (problems, rec, "Pod"))
 
 
@@ -1389,13 +1565,21 @@ def load_snapshot(path: str | os.PathLike, need: Optional[Need] = None) -> Snaps
     a command needs, as the live collector narrows its requests. Without it,
     everything is read in full."""
     need = need or EVERYTHING
-    snap = _load_snapshot(path, need)
+    try:
+        snap: Optional[Snapshot] = _load_snapshot(path, need)
+    except _Stop:
+        snap = None           # (read again outside the handler: its traceback holds the partial read)
+    if snap is None:
+        return load_snapshot(path, need.fallback)
+    # (what was read first is let go before reading again: never two snapshots at once)
     if need.fallback is not None and need.retry is not None and need.retry(snap):
+        del snap
         return load_snapshot(path, need.fallback)
     if need.lite and any(type(p) is O.Pod and not p.spec.nodeName and _needs_labels(p) for p in snap.pods.values()):
         import dataclasses
 
         # as live: a Pending pod with inter-pod rules needs the other pods' labels
+        del snap
         snap = _load_snapshot(path, dataclasses.replace(need, lite=False))
     return snap
 
@@ -1410,6 +1594,14 @@ def _needs_labels(p: Any) -> bool:
     from .live import needs_pod_labels
 
     return needs_pod_labels(p)
+
+
+def _pending_need_labels(snap: Snapshot) -> bool:
+    """Whether bound pods were read without labels and a Pending pod has inter-pod
+    rules (which match other pods' labels)."""
+    pods = snap.pods.values()
+    return any(type(p) is O.BoundPodLite for p in pods) and any(
+        type(p) is O.Pod and not p.spec.nodeName and _needs_labels(p) for p in pods)
 
 
 def _load_snapshot(path: str | os.PathLike, need: Need) -> Snapshot:
@@ -1440,13 +1632,66 @@ def _raw_kind(d: Any, list_kind: str) -> str:
     return kind or list_kind
 
 
-def _iter_json_stream(reader: _Reader, fname: str, read_all: Callable[[], bytes]) -> Iterator[tuple[str, dict]]:
+_tops_dec = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
+
+
+class RawFields(dict):
+    """An object as its top-level fields, each still JSON text (``msgspec.Raw``)."""
+
+
+def _raw_batch(text: bytes) -> Iterator[tuple[Optional[str], Any]]:
+    """(kind, item) of each item of a batch, the item as its top-level fields
+    (``dict[str, msgspec.Raw]``: one pass over the batch), else as its text; kind is
+    None where _raw_kind finds none (not an object, a kind or apiVersion that is not
+    a string), "" where the item has no kind."""
+    try:
+        tops = O.decode_lenient(_tops_dec, text)
+    except msgspec.ValidationError:
+        tops = None
+    except (msgspec.DecodeError, RecursionError):
+        raise _Fallback("batch") from None
+    if tops is None:          # an item that is not an object: item by item
+        try:
+            raws = O.decode_lenient(_raw_items_dec, text)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            raise _Fallback("batch") from None
+        for r in raws:
+            try:
+                peek = O.decode_lenient(_peek_dec, r)
+            except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+                yield None, r
+                continue
+            yield peek.kind, r
+        return
+    for top in tops:
+        kind, version = top.get("kind"), top.get("apiVersion")
+        try:
+            k = msgspec.json.decode(kind) if kind is not None else ""
+            v = msgspec.json.decode(version) if version is not None else ""
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            k = v = None
+        yield (k if isinstance(k, str) and isinstance(v, str) else None), RawFields(top)
+
+
+def _iter_json_stream(reader: _Reader, fname: str, read_all: Callable[[], bytes], raw: bool = False
+                      ) -> Iterator[tuple[str, Any]]:
     """(kind, object as a dict) of each item of a JSON List, batch by batch; other
-    files, and files the stream cannot prove, through _iter_json_items."""
+    files, and files the stream cannot prove, through _iter_json_items. ``raw``: a
+    List's items as their JSON text (``msgspec.Raw``), not dicts (objects the whole-file
+    reader finds may still come as either)."""
     done = 0
     try:
         ls = _ListStream(reader)
         for text, _spans in ls.batches():
+            if raw:
+                list_kind = ls.head_kind[:-4] if ls.head_kind.endswith("List") and ls.head_kind != "List" else ""
+                for kind, item in _raw_batch(text):
+                    if not kind and not ls.head_kind:
+                        raise _Fallback("kind after items")
+                    if kind is not None and (kind or list_kind):
+                        done += 1
+                        yield kind or list_kind, item
+                continue
             try:
                 items = _any_items_dec.decode(text)
             except (msgspec.ValidationError, UnicodeDecodeError):
@@ -1467,9 +1712,15 @@ def _iter_json_stream(reader: _Reader, fname: str, read_all: Callable[[], bytes]
         pass
     data = read_all()
     skip = done
-    for kind, raw in _iter_json_items(data, fname):
+    for kind, raw_item in _iter_json_items(data, fname):
+        if raw and kind and not isinstance(raw_item, dict):
+            if skip:
+                skip -= 1
+                continue
+            yield kind, raw_item
+            continue
         try:
-            d = O.decode_lenient(msgspec.json, raw) if not isinstance(raw, dict) else raw
+            d = O.decode_lenient(msgspec.json, raw_item) if not isinstance(raw_item, dict) else raw_item
         except RecursionError:
             continue
         if kind and isinstance(d, dict):
@@ -1484,6 +1735,16 @@ def iter_raw_objects(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
     """Every object of a snapshot as a plain dict (for the local API server and
     re-bundling), file by file and, for JSON Lists, batch by batch: never a whole
     file in memory."""
+    for _kind, d in iter_source_items(path, raw=False):
+        yield d
+
+
+def iter_source_items(path: str | os.PathLike, raw: bool = True) -> Iterator[tuple[str, Any]]:
+    """(kind, object) of every object of a snapshot, as iter_raw_objects reads them;
+    with ``raw``, JSON objects come unparsed (their text as ``msgspec.Raw`` or bytes,
+    or their top-level fields as RawFields; the kind not filled in) and YAML ones as
+    dicts: re-bundling redacts the text (collect/redaction.py rewrite_item) without
+    parsing every object."""
     files = open_snapshot(path)
     for name in files.top_level_object_files():
         if files.opener is not None:
@@ -1494,12 +1755,11 @@ def iter_raw_objects(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
             reader = _Reader(f, files.read_name(name))
             reader.more(0)
             if name.endswith(".json") or reader.buf.lstrip()[:1] in (b"{", b"["):
-                for _kind, d in _iter_json_stream(reader, name, lambda name=name: files.read(name)):
-                    yield d
+                yield from _iter_json_stream(reader, name, lambda name=name: files.read(name), raw)
             else:
                 while not reader.eof:
                     reader.more(0)
                 for kind, d in _iter_yaml_items(reader.buf, name):
                     if kind and isinstance(d, dict):
                         d.setdefault("kind", kind)
-                        yield d
+                        yield kind, d

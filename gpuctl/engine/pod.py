@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..checks.context import PodContext, human_age
-from ..checks.memo import Memo
+from ..checks.memo import Memo, gc_paused
 from ..checks.observed import log_ends_in_error, log_stalls_in_setup, observed
 from ..findings import CheckResult, Diagnosis, Severity, Status
 from ..model.objects import Pod
@@ -31,6 +31,12 @@ def pod_target(ctx: PodContext) -> dict[str, Any]:
 
 def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] = None,
                  include_nodes: bool = True, memo: Optional[Memo] = None) -> Diagnosis:
+    with gc_paused():
+        return _diagnose_pod(snap, namespace, name, pod, include_nodes, memo)
+
+
+def _diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod],
+                  include_nodes: bool, memo: Optional[Memo]) -> Diagnosis:
     pod = pod or find_pod(snap, namespace, name)
     ctx = PodContext(snap, pod, memo)
     broken = broken_checks(snap.problems_of("Pod", pod.metadata.namespace, pod.metadata.name), pod_checks_reading)

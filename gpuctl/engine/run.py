@@ -25,6 +25,7 @@ def run_checks(ctx: Any, target: str, broken: Optional[dict[str, str]] = None) -
     findings: list[Finding] = []
     results: list[CheckResult] = []
     broken = broken or {}
+    snap_gaps = ctx.snap.gaps
     for spec in checks_for(target):
         try:
             if not spec.applies(ctx):
@@ -35,7 +36,7 @@ def run_checks(ctx: Any, target: str, broken: Optional[dict[str, str]] = None) -
         if spec.name in broken:
             results.append(CheckResult(spec.name, Status.ERROR, broken[spec.name], spec.essential))
             continue
-        gaps = [ctx.snap.gaps[k] for k in spec.needs if k in ctx.snap.gaps]
+        gaps = [snap_gaps[k] for k in spec.needs if k in snap_gaps] if snap_gaps else None
         if gaps:
             results.append(CheckResult(spec.name, Status.SKIPPED, "; ".join(g.describe() for g in gaps), spec.essential))
             continue
@@ -46,6 +47,9 @@ def run_checks(ctx: Any, target: str, broken: Optional[dict[str, str]] = None) -
             continue
         except Exception as e:
             results.append(CheckResult(spec.name, Status.ERROR, _error_detail(ctx, e), spec.essential))
+            continue
+        if not found:   # the common case, said as the general one below would say it
+            results.append(CheckResult(spec.name, Status.PASSED, "", spec.essential))
             continue
         notes = [n.text for n in found if isinstance(n, Note)]
         partial = [n.text for n in found if isinstance(n, Partial)]

@@ -636,13 +636,37 @@ def kind_selects(kind: DevicePluginKind, labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in _selector_pairs(kind.label_selector))
 
 
+_SelectorIndex = dict[str, dict[str, list[tuple[tuple[tuple[str, str], ...], frozenset[str]]]]]
+_index: tuple[Any, _SelectorIndex] = ((), {})
+
+
+def _selectors_by_first_pair() -> _SelectorIndex:
+    """The selectors indexed by their first (key, value): a pod's labels are looked up
+    once per distinct first key instead of testing every selector (this runs for
+    every pod of a 150,000-pod snapshot save). Rebuilt whenever _compiled_selectors
+    is (its cache is cleared when the config's selectors change)."""
+    global _index
+    compiled = _compiled_selectors()
+    if _index[0] is not compiled:
+        index: _SelectorIndex = {}
+        for pairs, namespaces in compiled:
+            k, v = pairs[0]
+            index.setdefault(k, {}).setdefault(v, []).append((pairs[1:], namespaces))
+        _index = (compiled, index)
+    return _index[1]
+
+
 def labels_mark_device_plugin(labels: dict[str, str], namespace: Optional[str]) -> bool:
     if not labels:
         return False
-    for pairs, namespaces in _compiled_selectors():
-        if all(labels.get(k) == v for k, v in pairs):
-            if not namespaces or "*" in namespaces or namespace in namespaces:
-                return True
+    for key, by_value in _selectors_by_first_pair().items():
+        value = labels.get(key)
+        if value is None or value not in by_value:
+            continue
+        for rest, namespaces in by_value[value]:
+            if all(labels.get(k) == v for k, v in rest):
+                if not namespaces or "*" in namespaces or namespace in namespaces:
+                    return True
     return False
 
 

@@ -338,6 +338,17 @@ def _fmt_driver(dv: tuple[int, int, int]) -> str:
 
 def check_compat(driver_version: Optional[str], driver_cuda_version: Optional[CudaVersion],
                  required: Optional[CudaVersion]) -> Compat:
+    """Whether a driver runs a container built for CUDA ``required`` (see _check_compat).
+    Remembered per (driver, CUDA versions): a pending report asks it for every Pending
+    pod on every node with a driver, and a cluster has a handful of drivers."""
+    if (driver_version is None or type(driver_version) is str) \
+            and (driver_cuda_version is None or type(driver_cuda_version) is CudaVersion) \
+            and (required is None or type(required) is CudaVersion):
+        return _check_compat_cached(driver_version, driver_cuda_version, required)
+    return _check_compat(driver_version, driver_cuda_version, required)
+
+
+def _check_compat(driver_version: Any, driver_cuda_version: Any, required: Any) -> Compat:
     """Whether a driver runs a container built for CUDA ``required``.
 
     ok              the driver's CUDA >= required.
@@ -393,9 +404,13 @@ def check_compat(driver_version: Optional[str], driver_cuda_version: Optional[Cu
     )
 
 
+_check_compat_cached = lru_cache(maxsize=4096)(_check_compat)
+
+
 # --------------------------------------------------------------------------- requirements
 
 _TRUE = frozenset({"1", "t", "true"})   # Go strconv.ParseBool true values (case-folded)
+
 
 
 def _disabled(env: Mapping[str, Any]) -> bool:

@@ -896,3 +896,21 @@ def scrub_quantities(kind: str, rec: Any) -> list[Unreadable]:
     md = rec.metadata
     return [Unreadable(_DISPLAY_KIND.get(kind, kind), md.namespace, md.name, field_text(p), problem, path=p)
             for p, problem in found]
+
+
+def pod_quantities_clean(spec: Any) -> bool:
+    """Whether every resource quantity of a pod spec parses (scrub_quantities would
+    then change nothing): only such a spec's maps may be shared between records
+    (gpuctl/collect/files.py _Shared), as scrubbing one would scrub them all."""
+    maps = [c.resources.requests for c in spec.containers] + [c.resources.limits for c in spec.containers]
+    maps += [c.resources.requests for c in spec.initContainers] + [c.resources.limits for c in spec.initContainers]
+    maps.append(spec.overhead)
+    for values in maps:
+        for v in values.values():
+            if isinstance(v, (str, int, float)) and v in _GOOD_QUANTITIES:
+                continue
+            if quantity_problem(v) is not None:
+                return False
+            if len(_GOOD_QUANTITIES) < 65536:
+                _GOOD_QUANTITIES.add(v)
+    return True

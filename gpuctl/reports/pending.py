@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..checks.context import PodContext
-from ..checks.memo import Memo
+from ..checks.memo import Memo, gc_paused
 from ..findings import Severity
 from ..knowledge import catalog
 from ..model.kueue import QUEUE_LABEL
@@ -54,6 +54,11 @@ def queue_of(snap: Snapshot, pod: Any) -> Optional[str]:
 
 
 def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, Any], int]:
+    with gc_paused():
+        return _pending_report(snap, namespace)
+
+
+def _pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, Any], int]:
     from ..engine import diagnose_pod
 
     memo = Memo(share_across_owners=True)   # pods with the same constraints share one fit, whoever owns them
