@@ -184,22 +184,24 @@ def _bundle_objects(path: Path) -> dict:
     return {"meta": meta, **{n: json.loads(b) if n.endswith(".json") else b for n, b in files.items()}}
 
 
-CASES = [SCENARIOS / "untolerated-taint", SCENARIOS / "node-xid-79", SCENARIOS / "device-plugin-crashloop"]
+# a taint, a node's Xid, a crash loop (logs saved), Kueue objects (custom kinds)
+CASES = [SCENARIOS / "untolerated-taint", SCENARIOS / "node-xid-79", SCENARIOS / "crash-loop",
+         SCENARIOS / "kueue-exceeds-max-quota"]
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.exists()], ids=lambda c: c.name)
-@pytest.mark.parametrize("dest", ["b.tar.gz", "b"])
-def test_bundles_are_the_same_either_way(cli, tmp_path, monkeypatch, case, dest):
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("dest,flags", [("b.tar.gz", ()), ("b", ()), ("b.tar.gz", ("--no-redact",))])
+def test_bundles_are_the_same_either_way(cli, tmp_path, monkeypatch, case, dest, flags):
     out = {}
     for text_path in (True, False):
         monkeypatch.setattr(bundle, "TEXT_PATH", text_path)
         d = tmp_path / str(text_path)
         d.mkdir()
-        r = cli("snapshot", "save", str(d / dest), "--snapshot", str(snapshot_of(case)))
+        r = cli("snapshot", "save", str(d / dest), "--snapshot", str(snapshot_of(case)), *flags)
         assert r.code == 0, r.err
         with SnapshotAPIServer(list(iter_raw_objects(snapshot_of(case))), logs=raw_logs(snapshot_of(case))) as srv:
             kc = srv.write_kubeconfig(str(tmp_path / "kc"), context="incident")
-            r = cli("snapshot", "save", str(d / ("live-" + dest)), "--kubeconfig", kc)
+            r = cli("snapshot", "save", str(d / ("live-" + dest)), "--kubeconfig", kc, *flags)
         assert r.code == 0, r.err
         out[text_path] = (_bundle_objects(d / dest), _bundle_objects(d / ("live-" + dest)))
     assert out[True] == out[False]
