@@ -150,7 +150,7 @@ def _pick(assignments: list[K.PodSetAssignment]) -> Optional[tuple[K.PodSetAssig
         for t in a.tries:
             if t.skipped is None:
                 lacking = list(t.never) + list(t.short)
-                lacking.sort(key=lambda r: ("/" not in r, r))
+                lacking.sort(key=K.gpu_first)
                 if lacking:
                     return a, t, lacking[0]
     return None
@@ -305,14 +305,13 @@ def _explain(snap: Snapshot, wl: Any, lq_name: str, ns: str, summary: str, evide
     needs = K.podset_needs(wl)
     assignments = K.assign_flavors(tree, cq, flavors, needs)
     for a in assignments:
-        wanted = ", ".join(f"{format_quantity(r, v)} {r}" for r, v in sorted(a.resources.items(), key=lambda kv: ("/" not in kv[0], kv[0])))
-        evidence.append(f"pod set {a.podset} needs {wanted or 'nothing'} in total")
+        evidence.append(a.needs_line())
         for t in a.tries:
             if t.skipped:
                 evidence.append(f"flavor {t.flavor} skipped: {t.skipped}")
                 continue
             roomy = []
-            for r in sorted(t.needs, key=lambda r: ("/" not in r, r)):
+            for r in sorted(t.needs, key=K.gpu_first):
                 line = t.rooms[r].describe(t.needs[r])
                 if r in t.never:
                     line += f": more than the queue could ever get ({format_quantity(r, t.rooms[r].potential)})"

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Optional
 import typer
 from typing_extensions import Annotated
 
+from ..model.names import valid_name  # noqa: F401  (re-exported: the commands import it from here)
 from . import complete
 
 
@@ -92,20 +93,6 @@ def parse_token(value: Optional[str]) -> Optional[str]:
     """``--token``: a bearer token is visible ASCII (RFC 6750 b64token) and never empty."""
     if value is not None and not re.fullmatch(r"[\x21-\x7e]+", value):
         raise typer.BadParameter("the token is empty or holds spaces, control or non-ASCII characters")
-    return value
-
-
-def valid_name(what: str, value: Optional[str]) -> Optional[str]:
-    """A user-typed name or namespace, checked against Kubernetes' name rules before
-    it can become part of a URL path (exit 2 on a bad one)."""
-    from ..errors import UsageError
-    from ..model.names import name_problem
-
-    if value is None:
-        return None
-    problem = name_problem(what, value)
-    if problem:
-        raise UsageError(problem)
     return value
 
 

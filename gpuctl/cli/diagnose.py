@@ -38,22 +38,10 @@ def pod(
     server: ServerOpt = None,
 ) -> int:
     """Diagnose a Pending or failing GPU pod: scheduler events, every node against the pod, device plugins, quotas and queues."""
-    from ..engine import diagnose, find_pod_anywhere, parse_target
+    from ..engine import diagnose, find_pod_anywhere, resolve_pod_target
     from ..errors import UsageError
 
-    kind, name, target_ns = parse_target(target)
-    if not name:
-        raise UsageError(f"invalid target {target!r}: give NAME, KIND/NAME or NAMESPACE/NAME")
-    if target_ns is not None:
-        valid_name("namespace", target_ns)
-        if namespace and namespace != target_ns:
-            raise UsageError(f"{target} names namespace {target_ns} but -n says {namespace}")
-        opts.namespace, target = target_ns, name
-    if all_namespaces and (target_ns is not None or kind not in (None, "pod")):
-        raise UsageError("-A finds a pod by NAME in every namespace; give a bare pod name")
-    if kind == "pod":
-        kind, target = None, name
-    valid_name("pod" if kind is None else kind, name)
+    kind, name, opts.namespace, target = resolve_pod_target(target, opts.namespace, all_namespaces)
     if server:
         if kind is not None or all_namespaces:
             raise UsageError("--server diagnoses one pod by NAME or NAMESPACE/NAME (gpuctl serve keeps no workloads)",

@@ -82,19 +82,28 @@ class SnapshotFiles:
         return sorted(n for n in self.names if "/" not in n and n.lower().endswith(OBJECT_SUFFIXES) and n != META_FILE)
 
 
-def _read_regular(path: Path, shown: str) -> bytes:
-    """A regular file's bytes, refused (one line naming it) when it is not a regular
-    file, is over MAX_MEMBER_BYTES, or cannot be read."""
+def _open_regular(path: Path, shown: str) -> Any:
+    """A regular file opened for reading; SourceError (one line naming it) when it is
+    not a regular file, is over MAX_MEMBER_BYTES, or cannot be opened."""
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
             raise SourceError(f"snapshot file {shown}: not a regular file")
         if st.st_size > MAX_MEMBER_BYTES:
             raise SourceError(f"snapshot file {shown}: {st.st_size} bytes, over the {MAX_MEMBER_BYTES} limit; refusing")
-        with open(path, "rb") as f:
-            data = f.read(MAX_MEMBER_BYTES + 1)
+        return open(path, "rb")
     except OSError as e:
         raise SourceError(f"snapshot file {shown} could not be read: {e.strerror or e}") from None
+
+
+def _read_regular(path: Path, shown: str) -> bytes:
+    """A regular file's bytes, refused (one line naming it) when it is not a regular
+    file, is over MAX_MEMBER_BYTES, or cannot be read (see _open_regular)."""
+    with _open_regular(path, shown) as f:
+        try:
+            data = f.read(MAX_MEMBER_BYTES + 1)
+        except OSError as e:
+            raise SourceError(f"snapshot file {shown} could not be read: {e.strerror or e}") from None
     if len(data) > MAX_MEMBER_BYTES:
         raise SourceError(f"snapshot file {shown}: over the {MAX_MEMBER_BYTES} byte limit; refusing")
     return data
@@ -346,32 +355,12 @@ def _guess(pattern: bytes, raw: Any) -> str:
 
 def _refuse_alias_bomb(docs: Iterator[Any], fname: str) -> None:
     """Refuse a YAML file whose aliases expand to more than MAX_YAML_EXPANDED_NODES
-    nodes ("billion laughs": nine levels of nine aliases are 387 million nodes that
-    every later walk of the data would visit). Sizes are memoised per node, so the
-    count costs one pass over the composed graph, not over its expansion."""
-    sizes: dict[int, int] = {}
+    nodes ("billion laughs", model/yaml_aliases.py)."""
+    from ..model.yaml_aliases import expands_beyond
 
-    def size(node: Any) -> int:
-        known = sizes.get(id(node))
-        if known is not None:
-            return known
-        value = node.value
-        n = 1
-        if isinstance(value, list):
-            for child in value:
-                n += sum(size(c) for c in child) if isinstance(child, tuple) else size(child)
-                if n > MAX_YAML_EXPANDED_NODES:
-                    break
-        sizes[id(node)] = n
-        return n
-
-    total = 0
-    for doc in docs:
-        if doc is not None:
-            total += size(doc)
-        if total > MAX_YAML_EXPANDED_NODES:
-            raise SourceError(f"snapshot file {fname}: its YAML aliases expand to more than "
-                              f"{MAX_YAML_EXPANDED_NODES:,} nodes (an alias bomb); refusing")
+    if expands_beyond(docs, MAX_YAML_EXPANDED_NODES):
+        raise SourceError(f"snapshot file {fname}: its YAML aliases expand to more than "
+                          f"{MAX_YAML_EXPANDED_NODES:,} nodes (an alias bomb); refusing")
 
 
 def decode_into(snap: Snapshot, items: Iterator[tuple[str, Any]], fname: str) -> int:
@@ -1392,19 +1381,6 @@ def _load_object_into(out: _FileResult, f: Any, name: str, read_all: Callable[[]
         items = _iter_yaml_items(data, name)
     if decode_into(_Recorder(out), items, name) == 0 and not _is_empty_list(data):  # type: ignore[arg-type]
         raise SourceError(f"snapshot file {name}: holds no Kubernetes objects")
-
-
-def _open_regular(path: Path, shown: str) -> Any:
-    """A regular file opened for reading, refused as _read_regular refuses it."""
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise SourceError(f"snapshot file {shown}: not a regular file")
-        if st.st_size > MAX_MEMBER_BYTES:
-            raise SourceError(f"snapshot file {shown}: {st.st_size} bytes, over the {MAX_MEMBER_BYTES} limit; refusing")
-        return open(path, "rb")
-    except OSError as e:
-        raise SourceError(f"snapshot file {shown} could not be read: {e.strerror or e}") from None
 
 
 def _finish(snap: Snapshot, st: _LoadState, shown: str) -> None:

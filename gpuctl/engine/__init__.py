@@ -21,11 +21,13 @@ from .node import diagnose_node
 from .pod import diagnose_pod
 from .ranking import merge, rank_key, verdict_for
 from .run import run_checks
-from .targets import OTHER_KINDS, find_node, find_pod, find_pod_anywhere, parse_target, split_target
+from .targets import (OTHER_KINDS, find_node, find_pod, find_pod_anywhere, parse_target, resolve_pod_target,
+                      split_target)
 from .workload import diagnose_workload
 
 __all__ = ["Memo", "OTHER_KINDS", "diagnose", "diagnose_node", "diagnose_pod", "diagnose_workload", "find_node",
-           "find_pod", "find_pod_anywhere", "merge", "parse_target", "rank_key", "run_checks", "split_target",
+           "find_pod", "find_pod_anywhere", "merge", "parse_target", "rank_key", "resolve_pod_target", "run_checks",
+           "split_target",
            "verdict_for"]
 
 

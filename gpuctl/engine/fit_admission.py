@@ -177,13 +177,12 @@ def kueue_admission(snap: Snapshot, ref: str, ns: str, queue: str, podsets: list
              for name, count, req, pod_spec in podsets]
     short: list[str] = []
     for a in K.assign_flavors(tree, cq, flavors, needs):
-        wanted = ", ".join(f"{format_quantity(r, v)} {r}" for r, v in sorted(a.resources.items(), key=lambda kv: ("/" not in kv[0], kv[0])))
-        evidence.append(f"pod set {a.podset} needs {wanted or 'nothing'} in total")
+        evidence.append(a.needs_line())
         for t in a.tries:
             if t.skipped:
                 evidence.append(f"flavor {t.flavor} skipped: {t.skipped}")
                 continue
-            evidence += [t.rooms[r].describe(t.needs[r]) for r in sorted(t.needs, key=lambda r: ("/" not in r, r))
+            evidence += [t.rooms[r].describe(t.needs[r]) for r in sorted(t.needs, key=K.gpu_first)
                          if r in t.short or r in t.never or "/" in r]
             if t.fits:
                 evidence.append(f"flavor {t.flavor} has room for pod set {a.podset} now")

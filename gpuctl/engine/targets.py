@@ -99,6 +99,31 @@ OTHER_KINDS = frozenset({
     "serviceaccount", "serviceaccounts", "sa", "endpoints", "ep", "lease", "leases"})
 
 
+def resolve_pod_target(target: str, namespace: Optional[str], all_namespaces: bool
+                       ) -> tuple[Optional[str], str, Optional[str], str]:
+    """``diagnose pod TARGET [-n NS] [-A]`` made one meaning, for the CLI and the MCP
+    tool alike: (kind, or None for a pod; its name; the namespace, from -n or from a
+    NAMESPACE/NAME target; the target as diagnose() takes it). Each name is checked by
+    Kubernetes' rules; UsageError (exit 2) on a target that contradicts -n or -A."""
+    from ..errors import UsageError
+    from ..model.names import valid_name
+
+    kind, name, target_ns = parse_target(target)
+    if not name:
+        raise UsageError(f"invalid target {target!r}: give NAME, KIND/NAME or NAMESPACE/NAME")
+    if target_ns is not None:
+        valid_name("namespace", target_ns)
+        if namespace and namespace != target_ns:
+            raise UsageError(f"{target} names namespace {target_ns} but -n says {namespace}")
+        namespace, target = target_ns, name
+    if all_namespaces and (target_ns is not None or kind not in (None, "pod")):
+        raise UsageError("-A finds a pod by NAME in every namespace; give a bare pod name")
+    if kind == "pod":
+        kind, target = None, name
+    valid_name("pod" if kind is None else kind, name)
+    return kind, name, namespace, target
+
+
 def split_target(target: str) -> tuple[Optional[str], str]:
     kind, name, _ = parse_target(target)
     return kind, name

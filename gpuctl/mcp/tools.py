@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..errors import GpuctlError, SourceError, TargetNotFound, UsageError
+from ..model.names import valid_name
 
 CLIENT_MAX_AGE = 300.0          # seconds an API client is reused before the kubeconfig is read again
 SNAPSHOT_CACHE_SIZE = 8         # loaded snapshots kept (least recently used dropped first)
@@ -79,19 +80,6 @@ def document_json(doc: Any) -> tuple[str, dict[str, Any]]:
     dump_json(doc, buf)
     text = buf.getvalue()
     return text, json.loads(text)
-
-
-def valid_name(what: str, value: Optional[str]) -> Optional[str]:
-    """A name given to a tool, checked by Kubernetes' rules before it can become part
-    of a URL path (the CLI's check: the same message)."""
-    from ..model.names import name_problem
-
-    if value is None:
-        return None
-    problem = name_problem(what, value)
-    if problem:
-        raise UsageError(problem)
-    return value
 
 
 # ------------------------------------------------------------------ caches
@@ -206,23 +194,10 @@ class Gpuctl:
     def diagnose_pod(self, pod: str, namespace: Optional[str] = None, all_namespaces: bool = False,
                      snapshot: Optional[str] = None, context: Optional[str] = None) -> Outcome:
         """gpuctl diagnose pod TARGET (-n NS) (-A): gpuctl/cli/diagnose.py's pod()."""
-        from ..engine import diagnose, find_pod_anywhere, parse_target
+        from ..engine import diagnose, find_pod_anywhere, resolve_pod_target
 
         valid_name("namespace", namespace)
-        kind, name, target_ns = parse_target(pod)
-        target = pod
-        if not name:
-            raise UsageError(f"invalid target {pod!r}: give NAME, KIND/NAME or NAMESPACE/NAME")
-        if target_ns is not None:
-            valid_name("namespace", target_ns)
-            if namespace and namespace != target_ns:
-                raise UsageError(f"{pod} names namespace {target_ns} but -n says {namespace}")
-            namespace, target = target_ns, name
-        if all_namespaces and (target_ns is not None or kind not in (None, "pod")):
-            raise UsageError("-A finds a pod by NAME in every namespace; give a bare pod name")
-        if kind == "pod":
-            kind, target = None, name
-        valid_name("pod" if kind is None else kind, name)
+        kind, name, namespace, target = resolve_pod_target(pod, namespace, all_namespaces)
         src = self.source(snapshot, context)
         with src:
             ns = src.namespace(namespace, all_namespaces, pod=name)

@@ -509,6 +509,17 @@ class PodSetAssignment:
     def chosen(self) -> Optional[FlavorTry]:
         return next((t for t in self.tries if t.fits), None)
 
+    def needs_line(self) -> str:
+        """'pod set main needs 8 nvidia.com/gpu, 64 cpu in total' (extended resources first)."""
+        wanted = ", ".join(f"{format_quantity(r, v)} {r}" for r, v in sorted(self.resources.items(),
+                                                                              key=lambda kv: gpu_first(kv[0])))
+        return f"pod set {self.podset} needs {wanted or 'nothing'} in total"
+
+
+def gpu_first(resource: str) -> tuple[bool, str]:
+    """Sort key of resources as the flavor evidence lists them: extended (GPU) ones first."""
+    return "/" not in resource, resource
+
 
 def resource_groups(cq: Any) -> list[tuple[list[str], list[str]]]:
     """``(coveredResources, flavor names in order)`` per resource group."""

@@ -55,28 +55,10 @@ class PodTemplate:
 def _refuse_alias_bomb(text: str, source: str) -> None:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    sizes: dict[int, int] = {}
+    from .yaml_aliases import expands_beyond
 
-    def size(node: Any) -> int:
-        known = sizes.get(id(node))
-        if known is not None:
-            return known
-        n = 1
-        if isinstance(node.value, list):
-            for child in node.value:
-                n += sum(size(c) for c in child) if isinstance(child, tuple) else size(child)
-                if n > MAX_YAML_NODES:
-                    break
-        sizes[id(node)] = n
-        return n
-
-    total = 0
-    for doc in yaml.compose_all(text, Loader=loader):
-        if doc is not None:
-            total += size(doc)
-        if total > MAX_YAML_NODES:
-            raise UsageError(f"{source}: its YAML aliases expand to more than {MAX_YAML_NODES:,} nodes; refusing")
+    if expands_beyond(yaml.compose_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)), MAX_YAML_NODES):
+        raise UsageError(f"{source}: its YAML aliases expand to more than {MAX_YAML_NODES:,} nodes; refusing")
 
 
 def parse_manifest_text(text: str, source: str) -> list[dict]:

@@ -64,6 +64,20 @@ def is_valid(what: str, value: object) -> bool:
     return name_problem(what, value) is None
 
 
+def valid_name(what: str, value: Optional[str]) -> Optional[str]:
+    """``value`` when it is a valid name for ``what`` (or None), else UsageError with
+    name_problem's one line: a name a user or a tool call gives is checked before it
+    can become part of a URL path (exit 2)."""
+    from ..errors import UsageError
+
+    if value is None:
+        return None
+    problem = name_problem(what, value)
+    if problem:
+        raise UsageError(problem)
+    return value
+
+
 def close_targets(name: str, candidates, limit: int = 3) -> list[str]:
     """Names the user probably meant, best first, from the first rule that finds
     any: a name ``name`` is the short form of (a node's ``ip-10-0-1-2`` for

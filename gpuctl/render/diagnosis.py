@@ -211,12 +211,7 @@ def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None
         if d.observed:
             msg["inconclusive"] = "No cause recognised: gpuctl read what it needs, and no check knows this state."
         console.print(Text(msg.get(d.verdict, "No findings."), style="bold"))
-    for i, f in enumerate(findings, 1):
-        if i == 2:
-            console.print(Text("Other findings, ranked:", style="bold underline"))
-        for part in _finding_block(f, i, i == 1, wide):
-            console.print(part, soft_wrap=not isinstance(part, Table))
-        console.print()
+    print_findings(console, findings, wide)
     if d.observed:
         console.print(Text("What gpuctl saw, most telling first:", style="bold"))
         for line in d.observed:
@@ -239,6 +234,31 @@ def render_diagnosis(d: Diagnosis, console: Console, wide: bool = False) -> None
 
 def _md(text: object) -> str:
     return clean(text).replace("|", "\\|")
+
+
+def markdown_finding(f: dict) -> list[str]:
+    """A finding of a ``-o json`` document as Markdown lines, below its heading:
+    summary, evidence, numbered fixes with their commands, runbook (diagnosis and fit)."""
+    out = [_md(f["summary"]), ""]
+    if f["evidence"]:
+        out += ["Evidence:"] + [f"- {_md(e)}" for e in f["evidence"]] + [""]
+    if f["fixes"]:
+        out.append("Fix:")
+        for j, fix in enumerate(f["fixes"], 1):
+            out.append(f"{j}. {_md(fix['summary'])}"
+                       + (f" _(needs judgement: {_md(fix['needsJudgement'])})_" if fix.get("needsJudgement") else ""))
+            out += markdown_fences(fix, "   ")
+        out.append("")
+    out += [f"Runbook: `{f['runbook']}`", ""]
+    return out
+
+
+def markdown_unfinished_checks(checks: list[dict]) -> list[str]:
+    """The skipped or failed checks of a document, as Markdown lines (none when all ran)."""
+    bad = [c for c in checks if c["status"] in ("skipped", "error")]
+    if not bad:
+        return []
+    return ["Checks not completed:"] + [f"- {c['status']} `{c['name']}`: {_md(c['detail'])}" for c in bad] + [""]
 
 
 def markdown_fences(fix: dict[str, Any], indent: str = "") -> list[str]:
@@ -265,34 +285,26 @@ def render_markdown(d: Diagnosis) -> str:
     if any(bits):
         out += ["- " + "; ".join(b for b in bits if b), ""]
     for i, f in enumerate(doc["findings"], 1):
-        out.append(f"### {i}. `{f['code']}` ({f['severity']})" + (" — root cause" if i == 1 else ""))
-        out.append("")
-        out.append(_md(f["summary"]))
-        out.append("")
-        if f["evidence"]:
-            out.append("Evidence:")
-            out += [f"- {_md(e)}" for e in f["evidence"]]
-            out.append("")
-        if f["fixes"]:
-            out.append("Fix:")
-            for j, fix in enumerate(f["fixes"], 1):
-                out.append(f"{j}. {_md(fix['summary'])}"
-                           + (f" _(needs judgement: {_md(fix['needsJudgement'])})_" if fix.get("needsJudgement") else ""))
-                out += markdown_fences(fix, "   ")
-            out.append("")
-        out.append(f"Runbook: `{f['runbook']}`")
-        out.append("")
+        out += [f"### {i}. `{f['code']}` ({f['severity']})" + (" — root cause" if i == 1 else ""), ""]
+        out += markdown_finding(f)
     if d.observed:
         out.append("What gpuctl saw, most telling first:")
         out += [f"- {_md(line)}" for line in d.observed]
         out.append("")
-    bad = [c for c in doc["checks"] if c["status"] in ("skipped", "error")]
-    if bad:
-        out.append("Checks not completed:")
-        out += [f"- {c['status']} `{c['name']}`: {_md(c['detail'])}" for c in bad]
-        out.append("")
+    out += markdown_unfinished_checks(doc["checks"])
     return "\n".join(out)
 
+
+
+def print_findings(console: Console, findings: list[dict], wide: bool) -> None:
+    """Ranked findings of a document: the first as the root cause, then the others
+    (diagnosis and fit)."""
+    for i, f in enumerate(findings, 1):
+        if i == 2:
+            console.print(Text("Other findings, ranked:", style="bold underline"))
+        for part in _finding_block(f, i, i == 1, wide):
+            console.print(part, soft_wrap=not isinstance(part, Table))
+        console.print()
 
 
 def print_checks(console: Console, checks: list[dict[str, Any]], wide: bool) -> None:

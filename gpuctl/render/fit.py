@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .diagnosis import Para, _finding_block, _md, markdown_fences, print_checks
+from .diagnosis import Para, _md, markdown_finding, markdown_unfinished_checks, print_checks, print_findings
 from .safe import clean
 
 VERDICT_STYLE = {"fits": "bold white on green", "partial": "bold black on yellow", "blocked": "bold white on red",
@@ -80,12 +80,7 @@ def _template(t: dict[str, Any], w: dict[str, Any], console: Console, wide: bool
     problems = [f for f in t["findings"] if f["severity"] != "info" or wide]
     if problems and not w["fits"]:
         console.print()
-        for i, f in enumerate(problems, 1):
-            if i == 2:
-                console.print(Text("Other findings, ranked:", style="bold underline"))
-            for part in _finding_block(f, i, i == 1, wide):
-                console.print(part, soft_wrap=not isinstance(part, Table))
-            console.print()
+        print_findings(console, problems, wide)
     if wide and t["nodes"]:
         console.print(_node_table(t["nodes"], "Per-node fit of the first replica"))
     print_checks(console, t["checks"], wide)
@@ -118,20 +113,8 @@ def fit_markdown(doc: dict[str, Any]) -> str:
             for i, f in enumerate(t["findings"], 1):
                 if w["fits"] and f["severity"] == "info":
                     continue
-                out += [f"##### {i}. `{f['code']}` ({f['severity']})", "", _md(f["summary"]), ""]
-                if f["evidence"]:
-                    out += ["Evidence:"] + [f"- {_md(e)}" for e in f["evidence"]] + [""]
-                if f["fixes"]:
-                    out.append("Fix:")
-                    for j, fix in enumerate(f["fixes"], 1):
-                        out.append(f"{j}. {_md(fix['summary'])}"
-                                   + (f" _(needs judgement: {_md(fix['needsJudgement'])})_" if fix.get("needsJudgement") else ""))
-                        out += markdown_fences(fix, "   ")
-                    out.append("")
-                out += [f"Runbook: `{f['runbook']}`", ""]
-            bad = [c for c in t["checks"] if c["status"] in ("skipped", "error")]
-            if bad:
-                out += ["Checks not completed:"] + [f"- {c['status']} `{c['name']}`: {_md(c['detail'])}" for c in bad] + [""]
+                out += [f"##### {i}. `{f['code']}` ({f['severity']})", ""] + markdown_finding(f)
+            out += markdown_unfinished_checks(t["checks"])
     for note in doc.get("notes") or []:
         out += [f"_{_md(note)}_", ""]
     return "\n".join(out)
