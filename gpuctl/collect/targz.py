@@ -200,3 +200,111 @@ def write_targz(out: BinaryIO, members: list[tuple[str, Union[Path, Segment]]]) 
         put(tarfile.NUL * (tarfile.RECORDSIZE - total % tarfile.RECORDSIZE))
     out.write(z.flush(zlib.Z_FINISH))
     out.write(struct.pack("<II", crc & 0xFFFFFFFF, total & 0xFFFFFFFF))
+
+
+# ------------------------------------------------------------------ reading
+
+
+_IN_CHUNK = 256 << 10       # compressed bytes inflated per call
+_OUT_CHUNK = 2 << 20        # decompressed bytes handed over at a time
+_AHEAD = 8                  # chunks inflated ahead of the reader at most (16 MiB)
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class Inflater:
+    """A gzip file's decompressed bytes, inflated on a background thread while the
+    reader decodes what came before: reading a 150,000-pod bundle is then about the
+    larger of the two, not their sum, on two cores (zlib releases the GIL while it
+    inflates). Read as ``tarfile`` reads a gzip stream in ``r|gz`` mode: the first
+    gzip member only; corrupt data is a ``tarfile.ReadError`` ("invalid compressed
+    data"), and so is a wrong CRC-32 or length in the trailer, which ``tarfile``
+    does not check; a stream that ends early simply ends (``tarfile`` then says
+    "unexpected end of data"). At most ``_AHEAD`` chunks are inflated ahead of the
+    reader, so a small file that expands hugely is refused by the member limits as
+    before, having inflated no more than that. ``close()`` stops the thread."""
+
+    def __init__(self, f: BinaryIO):
+        self._f = f
+        self._q: "queue.Queue[Union[bytes, BaseException]]" = queue.Queue(maxsize=_AHEAD)
+        self._stop = threading.Event()
+        self._buf = memoryview(b"")
+        self._eof = False
+        self._interval = sys.getswitchinterval()
+        # the inflater waits for the GIL between chunks up to the switch interval (as Deflater)
+        sys.setswitchinterval(min(self._interval, 0.001))
+        self._thread: Optional[threading.Thread] = threading.Thread(target=self._run, name="gpuctl-inflate",
+                                                                    daemon=True)
+        self._thread.start()
+
+    def _put(self, item: Union[bytes, BaseException]) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._q.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self) -> None:
+        d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            while not d.eof:
+                data = d.unconsumed_tail or self._f.read(_IN_CHUNK)
+                if not data:
+                    break                       # ended early: the reader sees the end
+                out = d.decompress(data, _OUT_CHUNK)
+                if out and not self._put(out):
+                    return
+            self._put(b"")
+        except zlib.error as e:
+            self._put(tarfile.ReadError(f"invalid compressed data ({e})"))
+        except BaseException as e:           # an I/O error: raised to the reader
+            self._put(e)
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            return b"".join(iter(lambda: self.read(_OUT_CHUNK), b""))
+        while not self._buf and not self._eof:
+            item = self._q.get()
+            if isinstance(item, BaseException):
+                self._eof = True
+                raise item
+            if not item:
+                self._eof = True
+            self._buf = memoryview(item)
+        out = self._buf[:size]
+        self._buf = self._buf[size:]
+        return bytes(out)
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            while self._thread.is_alive():
+                try:
+                    self._q.get(timeout=0.05)      # unblock a put
+                except queue.Empty:
+                    pass
+            self._thread.join()
+            self._thread = None
+            sys.setswitchinterval(self._interval)
+
+    def __enter__(self) -> "Inflater":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_stream(f: BinaryIO) -> tuple["tarfile.TarFile", Optional[Inflater]]:
+    """A tarball opened for one pass member by member (``tarfile`` ``r|*``); a gzip
+    one is inflated by an :class:`Inflater` (returned, to be closed after the pass)."""
+    head = f.read(2)
+    f.seek(0)
+    if head != GZIP_MAGIC:
+        return tarfile.open(fileobj=f, mode="r|*"), None
+    inflater = Inflater(f)
+    try:
+        return tarfile.open(fileobj=inflater, mode="r|", bufsize=_OUT_CHUNK), inflater
+    except BaseException:
+        inflater.close()
+        raise
