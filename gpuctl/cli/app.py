@@ -213,4 +213,17 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    """The console script: ``main()``, then leave at once. What was written is flushed
+    first; nothing else is torn down (no atexit work is registered by gpuctl, and every
+    thread it starts is finished or a daemon by then), so a process that read a
+    150,000-pod snapshot exits without freeing it object by object."""
+    from . import common
+
+    common.KEPT_UNTIL_EXIT = []
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass          # the reader went away (as main() treats it) or the stream was closed
+    os._exit(code)

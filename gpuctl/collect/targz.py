@@ -271,6 +271,8 @@ class Inflater:
                 raise item
             if not item:
                 self._eof = True
+            if 0 < len(item) <= size:
+                return item                 # a whole chunk: handed over without a copy
             self._buf = memoryview(item)
         out = self._buf[:size]
         self._buf = self._buf[size:]
