@@ -109,3 +109,86 @@ def test_capacity_formats(cli):
     bad = cli("nodes", "capacity", "--snapshot", snap, "-l", "gpu-type in (")
     assert bad.code == 2
     assert cli("diagnose", "pending", "-A", "--snapshot", snap, "-o", "csv").code == 2
+
+
+# The report's shortcuts (gpuctl.reports.capacity.FAST_PATHS: the consolidation hint
+# tried per distinct set of request sizes, Pending pods' node selectors decided once
+# per pool, pod problems looked up by name) change nothing: the document is the same
+# with them off, on every fixture, scenario and example snapshot, and on a generated
+# cluster, with the default pool label and each other one.
+SNAPSHOTS = sorted({p.parent / "snapshot" for p in CAPACITY}
+                   | {s / "snapshot" for s in (ROOT / "tests" / "scenarios").iterdir() if (s / "snapshot").is_dir()}
+                   | {ROOT / "examples" / "demo-cluster"})
+
+
+def _capacity_both(snapdir: Path, monkeypatch) -> list[tuple[str, str, str]]:
+    from gpuctl.collect.files import load_snapshot
+    from gpuctl.errors import SourceError
+    from gpuctl.reports import capacity
+
+    out = []
+    for label in (None, "gpu-type", "nvidia.com/gpu.product", "node.kubernetes.io/instance-type"):
+        docs = []
+        for fast in (True, False):
+            monkeypatch.setattr(capacity, "FAST_PATHS", fast)
+            snap = load_snapshot(snapdir)
+            try:
+                docs.append(json.dumps(capacity.capacity_report(snap, label), indent=2, default=str))
+            except SourceError as e:
+                docs.append(f"SourceError: {e}")
+        out.append((str(label), docs[0], docs[1]))
+    monkeypatch.setattr(capacity, "FAST_PATHS", True)
+    return out
+
+
+@pytest.mark.parametrize("snapdir", SNAPSHOTS, ids=[str(p.parent.name if p.name == "snapshot" else p.name) for p in SNAPSHOTS])
+def test_capacity_shortcuts_change_nothing(snapdir: Path, monkeypatch):
+    monkeypatch.setenv("GPUCTL_NOW", "2026-11-20T03:12:00Z")
+    for label, fast, plain in _capacity_both(snapdir, monkeypatch):
+        assert fast == plain, f"--pool-label {label}: the fast path differs from the straightforward one"
+
+
+def test_capacity_shortcuts_change_nothing_on_a_generated_cluster(tmp_path: Path, monkeypatch):
+    """The benchmark's generator (Pending pods in every pool, hints with several moves)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks.synth import generate
+    finally:
+        sys.path.remove(str(ROOT))
+    c = generate(150, 4500)
+    d = tmp_path / "lists"
+    d.mkdir()
+    for name, items in (("nodes.json", c.nodes), ("pods.json", c.pods), ("other.json", c.others)):
+        (d / name).write_text('{"apiVersion": "v1", "kind": "List", "items": [\n' + ",\n".join(items) + "\n]}\n")
+    monkeypatch.setenv("GPUCTL_NOW", "2026-11-20T03:12:00Z")
+    results = _capacity_both(d, monkeypatch)
+    assert any("consolidation_hint" in fast for _, fast, _ in results)
+    for label, fast, plain in results:
+        assert fast == plain, f"--pool-label {label}: the fast path differs from the straightforward one"
+
+
+def test_capacity_shortcuts_change_nothing_with_unreadable_pods(tmp_path: Path, monkeypatch):
+    """Pods whose GPU request cannot be read (looked up by name on the fast path): a
+    bound one, and one of the same name in another namespace."""
+    import copy
+    import shutil
+
+    d = tmp_path / "snap"
+    shutil.copytree(ROOT / "tests" / "scenarios" / "untolerated-taint" / "snapshot", d)
+    doc = json.loads((d / "cluster.json").read_text())
+    pods = {i["metadata"]["name"]: i for i in doc["items"] if i["kind"] == "Pod"}
+    bound = pods["pretrain-1a-gjf24"]
+    twin = copy.deepcopy(bound)
+    twin["metadata"]["namespace"] = "elsewhere"
+    twin["metadata"].pop("uid", None)
+    doc["items"].append(twin)
+    for c in bound["spec"]["containers"][:1]:
+        c["resources"]["requests"]["nvidia.com/gpu"] = c["resources"]["limits"]["nvidia.com/gpu"] = "abc"
+    (d / "cluster.json").write_text(json.dumps(doc))
+    monkeypatch.setenv("GPUCTL_NOW", "2026-11-20T03:12:00Z")
+    results = _capacity_both(d, monkeypatch)
+    assert '"unreadable"' in results[0][1]
+    for label, fast, plain in results:
+        assert fast == plain, f"--pool-label {label}: the fast path differs from the straightforward one"

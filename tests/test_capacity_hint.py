@@ -67,3 +67,40 @@ def test_the_fast_placement_is_first_fit_decreasing():
         assert _place(movers, order, free, exclude) == expected
 
     check()
+
+
+def _first_plan_reference(movers, size, missing, order, free, exclude):
+    """The straightforward search _first_plan must agree with: every combination of
+    ``size`` pods that frees enough, by sum then in ``combinations`` order, placed in turn."""
+    from itertools import combinations
+
+    from gpuctl.reports.capacity import _place
+
+    options = sorted((c for c in combinations(movers, size) if sum(q for q, _ in c) >= missing),
+                     key=lambda c: sum(q for q, _ in c))
+    return next((pl for c in options if (pl := _place(list(c), order, free, exclude)) is not None), None)
+
+
+def test_the_plan_search_by_request_sizes_is_the_search_over_every_combination():
+    from hypothesis import example, given, settings, strategies as st
+
+    from gpuctl.reports.capacity import MAX_MOVERS, _first_plan
+
+    nodes = [f"n{i}" for i in range(6)]
+    # equal sums of different sizes ({1, 3} and {2, 2}) where the order of the ties decides;
+    # fractions, whose sums must be added in the same order
+    sizes = st.sampled_from([0.1, 0.2, 0.5, 1.0, 1.0, 2.0, 2.0, 3.0, 4.0, 8.0])
+
+    @settings(max_examples=500, deadline=None, derandomize=True)
+    @example({"n1": 8.0, "n2": 8.0}, [1.0, 1.0, 2.0, 2.0, 3.0], 2, 4.0, "n0")
+    @given(st.dictionaries(st.sampled_from(nodes), st.sampled_from([0.0, 0.3, 1.0, 2.0, 3.0, 3.5, 4.0, 8.0, 8.0]), min_size=1),
+           st.lists(sizes, min_size=1, max_size=MAX_MOVERS), st.integers(1, MAX_MOVERS),
+           st.sampled_from([0.1, 0.3, 0.7, 1.0, 2.0, 2.5, 3.0, 4.0, 5.0, 7.0, 9.0]), st.sampled_from(nodes))
+    def check(free, qs, size, missing, exclude):
+        movers = sorted(((q, f"p{i:02d}") for i, q in enumerate(qs)), key=lambda x: (x[0], x[1]))
+        size = min(size, len(movers))
+        order = sorted((f, n) for n, f in free.items())
+        assert (_first_plan(movers, size, missing, order, free, exclude)
+                == _first_plan_reference(movers, size, missing, order, free, exclude))
+
+    check()

@@ -26,7 +26,7 @@ from ..checks.context import requests_read, used_by
 from ..knowledge import catalog
 from ..model import kueue as K
 from ..model.matching import node_selector_mismatches, required_affinity_matches
-from ..model.objects import Node, Unreadable
+from ..model.objects import Node, Pod, Unreadable
 from ..model.quantity import parse_quantity
 from ..model.requests import request_of
 from ..errors import SourceError
@@ -34,6 +34,15 @@ from ..model.dra import dra_devices
 from ..model.snapshot import NODES, PODS, Snapshot, unreadable_dicts
 
 POOL_LABELS = ("gpu-type", "nvidia.com/gpu.product", "node.kubernetes.io/instance-type")
+
+# The report's shortcuts over a large cluster: the consolidation hint tries each
+# distinct set of request sizes once instead of every combination of pods, Pending
+# pods with the same nodeSelector are admitted to a pool once, and only pods whose
+# name has an unreadable field are looked up for their problems. False: the
+# straightforward way (tests/test_capacity.py and tests/test_capacity_hint.py compare
+# the two).
+FAST_PATHS = True
+
 _DRIVER_RE = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
 
 
@@ -125,18 +134,59 @@ def _gpu_labels(labels: dict[str, str]) -> dict[str, str]:
     return {k: labels[k] for k in keep if k in labels}
 
 
-def _rows_for_node(snap: Snapshot, node: Node, pods: list, pool_label: str) -> list[Row]:
+class _CatalogFacts:
+    """What the report reads of the catalog for its nodes, asked once: whether a
+    resource name is a GPU's (each node lists the same few), and each node's GPU
+    evidence (read for the pools and again for the rows)."""
+
+    def __init__(self) -> None:
+        self._gpu: dict[str, bool] = {}
+        self._evidence: dict[int, tuple[Node, Any]] = {}
+
+    def is_gpu_resource(self, name: str) -> bool:
+        got = self._gpu.get(name)
+        if got is None:
+            got = self._gpu[name] = catalog.is_gpu_resource(name)
+        return got
+
+    def evidence(self, node: Node) -> Any:
+        got = self._evidence.get(id(node))
+        if got is None or got[0] is not node:
+            got = self._evidence[id(node)] = (node, catalog.node_has_gpus(node.metadata.labels))
+        return got[1]
+
+
+def _problem_pod_names(snap: Snapshot) -> Optional[set[str]]:
+    """The names of the pods with an unreadable field (``Snapshot.problems_of`` finds
+    nothing for the others): checking a name is cheaper than asking for each of
+    150,000 pods. None: ask for every pod."""
+    if not FAST_PATHS:
+        return None
+    return {m.name for m in snap.unreadable() if isinstance(m, Unreadable) and m.kind == "Pod"} if snap.malformed else set()
+
+
+def _rows_for_node(snap: Snapshot, node: Node, pods: list, pool_label: str,
+                   problem_pods: Optional[set[str]] = None, facts: Optional[_CatalogFacts] = None) -> list[Row]:
+    """The node's rows; ``facts``: the report's, shared by every node (else fresh)."""
+    facts = facts if facts is not None else _CatalogFacts()
+    is_gpu = facts.is_gpu_resource
     labels = node.metadata.labels
     own = snap.problems_of("Node", None, node.metadata.name)
     unknown = {u.path[1:3] for u in own if u.path[:2] in (("status", "capacity"), ("status", "allocatable"))}
     resources = [r for r in dict.fromkeys([*node.status.capacity, *node.status.allocatable,
                                            *(k[1] for k in unknown if len(k) == 2)])
-                 if catalog.is_gpu_resource(r) and (_num(node.status.capacity.get(r, 0)) > 0 or _num(node.status.allocatable.get(r, 0)) > 0
+                 if is_gpu(r) and (_num(node.status.capacity.get(r, 0)) > 0 or _num(node.status.allocatable.get(r, 0)) > 0
                                                     or ("capacity", r) in unknown or ("allocatable", r) in unknown)]
     if not resources:
         return []
-    pod_problems = [u for p in pods for u in snap.problems_of("Pod", p.metadata.namespace, p.metadata.name)]
-    ev = catalog.node_has_gpus(labels)
+    if problem_pods is None:
+        pod_problems = [u for p in pods for u in snap.problems_of("Pod", p.metadata.namespace, p.metadata.name)]
+    elif problem_pods:
+        pod_problems = [u for p in pods if p.metadata.name in problem_pods
+                        for u in snap.problems_of("Pod", p.metadata.namespace, p.metadata.name)]
+    else:
+        pod_problems = []
+    ev = facts.evidence(node)
     sku = ev.sku.id if ev and ev.sku else None
     used = used_by(pods, tuple(resources))
     pool = labels.get(pool_label) or f"(no {pool_label})"
@@ -194,23 +244,62 @@ def _dra_rows(snap: Snapshot, nodes: dict[str, Node], pool_label: str) -> list[R
     return list(by_key.values())
 
 
-def _pending_requests(snap: Snapshot, pool_nodes: list[Node], resource: str) -> list[float]:
+class _PendingPods:
+    """The unbound Pending pods, found once for every pool, and per resource what
+    each requests of it and what it asks of a node's labels (read once, not per pool)."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.pods: list[Pod] = [p for p in snap.pods.values()
+                     if not p.spec.nodeName and p.status.phase == "Pending" and not p.metadata.deletionTimestamp]
+        self._wanting: dict[str, tuple[list[tuple[float, int]], list[tuple[dict, list]]]] = {}
+
+    def wanting(self, resource: str) -> tuple[list[tuple[float, int]], list[tuple[dict, list]]]:
+        """([(request, demand)] of each pod requesting ``resource``, in the snapshot's
+        order; the demands: [(nodeSelector, required node selector terms)]). Pods with
+        the same nodeSelector and no required affinity share one demand: a pool admits
+        them alike, and a few thousand Pending pods ask for a few dozen label sets."""
+        got = self._wanting.get(resource)
+        if got is None:
+            entries: list[tuple[float, int]] = []
+            demands: list[tuple[dict, list]] = []
+            index: dict[tuple, int] = {}
+            for p in self.pods:
+                q = request_of(p, resource)
+                if q <= 0:
+                    continue
+                affinity = getattr(p.spec, "affinity", None)
+                na = affinity.nodeAffinity if affinity else None
+                terms = na.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms if na and na.requiredDuringSchedulingIgnoredDuringExecution else []
+                selector = getattr(p.spec, "nodeSelector", {}) or {}
+                key = _selector_key(selector) if FAST_PATHS and not terms else None
+                k = index.get(key) if key is not None else None
+                if k is None:
+                    k = len(demands)
+                    demands.append((selector, terms))
+                    if key is not None:
+                        index[key] = k
+                entries.append((q, k))
+            got = self._wanting[resource] = (entries, demands)
+        return got
+
+
+def _pending_requests(pending: _PendingPods, pool_nodes: list[Node], resource: str) -> list[float]:
     """GPU requests of Pending pods that could use this pool (their nodeSelector and
     required node affinity admit one of its nodes; taints are not considered)."""
-    out = []
-    for p in snap.pods.values():
-        if p.spec.nodeName or p.status.phase != "Pending" or p.metadata.deletionTimestamp:
-            continue
-        q = request_of(p, resource)
-        if q <= 0:
-            continue
-        affinity = getattr(p.spec, "affinity", None)
-        na = affinity.nodeAffinity if affinity else None
-        terms = na.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms if na and na.requiredDuringSchedulingIgnoredDuringExecution else []
-        selector = getattr(p.spec, "nodeSelector", {}) or {}
-        if any(not node_selector_mismatches(selector, n) and required_affinity_matches(terms, n) for n in pool_nodes):
-            out.append(q)
-    return out
+    entries, demands = pending.wanting(resource)
+    admits = [any(not node_selector_mismatches(selector, n) and required_affinity_matches(terms, n) for n in pool_nodes)
+              for selector, terms in demands]
+    return [q for q, k in entries if admits[k]]
+
+
+def _selector_key(selector: dict) -> Optional[tuple]:
+    """A nodeSelector as a dictionary key; None when a value cannot be one."""
+    key = tuple(selector.items())
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _fragmentation(rows: list[Row], pending: list[float], running_sizes: list[float], resource: str) -> dict[str, Any]:
@@ -276,6 +365,48 @@ def _place(movers: list[tuple[float, Any]], order: list[tuple[float, str]], free
     return plan
 
 
+def _first_plan(movers: list[tuple[float, Any]], size: int, missing: float, order: list[tuple[float, str]],
+                free: dict[str, float], exclude: str) -> Optional[list[tuple[float, Any, str]]]:
+    """The plan for the first of the ``size``-pod combinations of ``movers`` (sorted by
+    request) that frees ``missing`` and can be placed, in the order of their sums then
+    of ``itertools.combinations``, without enumerating them (4,096 per node).
+
+    Whether a combination can be placed depends only on its request sizes (``_place``
+    reads nothing else of a pod), and its sum too; of the combinations with the same
+    sizes the first in ``combinations`` order takes the first pods of each size. So
+    each distinct set of sizes is tried once, as that first combination, in the order
+    of (sum, its pods' positions): the same plan as trying every combination."""
+    groups: list[tuple[float, int, int]] = []       # (request, first position, how many)
+    for i, (q, _) in enumerate(movers):
+        if groups and groups[-1][0] == q:
+            groups[-1] = (q, groups[-1][1], groups[-1][2] + 1)
+        else:
+            groups.append((q, i, 1))
+    options = []
+    for counts in _counts(groups, 0, size):
+        picks = [i for (_, first, _), k in zip(groups, counts) for i in range(first, first + k)]
+        total = sum(movers[i][0] for i in picks)     # in the pods' order, as ``sum`` over the combination adds
+        if total >= missing:
+            options.append((total, picks))
+    options.sort()
+    for _, picks in options:
+        plan = _place([movers[i] for i in picks], order, free, exclude)
+        if plan is not None:
+            return plan
+    return None
+
+
+def _counts(groups: list[tuple[float, int, int]], start: int, size: int):
+    """Each way to take ``size`` pods from ``groups[start:]``: how many of each group."""
+    if start == len(groups):
+        if size == 0:
+            yield ()
+        return
+    for k in range(min(size, groups[start][2]) + 1):
+        for rest in _counts(groups, start + 1, size - k):
+            yield (k, *rest)
+
+
 def _consolidation(snap: Snapshot, rows: list[Row], pods_by_node: dict[str, list], resource: str,
                    pending: list[float]) -> Optional[str]:
     """Best effort: which running pods, if moved, would free a node for the largest
@@ -304,9 +435,12 @@ def _consolidation(snap: Snapshot, rows: list[Row], pods_by_node: dict[str, list
                          if request_of(p, resource) > 0), key=lambda x: (x[0], x[1].metadata.name))[:MAX_MOVERS]
         fewer = len(best[1]) - 1 if best is not None else len(movers)   # only a shorter plan could win now
         for size in range(1, min(len(movers), fewer) + 1):
-            options = sorted((c for c in combinations(movers, size) if sum(q for q, _ in c) >= missing),
-                             key=lambda c: sum(q for q, _ in c))
-            plan = next((pl for c in options if (pl := _place(list(c), order, free, target.node)) is not None), None)
+            if FAST_PATHS:
+                plan = _first_plan(movers, size, missing, order, free, target.node)
+            else:
+                options = sorted((c for c in combinations(movers, size) if sum(q for q, _ in c) >= missing),
+                                 key=lambda c: sum(q for q, _ in c))
+                plan = next((pl for c in options if (pl := _place(list(c), order, free, target.node)) is not None), None)
             if plan is not None:
                 if best is None or len(plan) < len(best[1]):
                     best = (target, plan)
@@ -335,13 +469,15 @@ def capacity_report(snap: Snapshot, pool_label: Optional[str] = None, wide: bool
 
 def _capacity(snap: Snapshot, pool_label: Optional[str], wide: bool) -> dict[str, Any]:
     nodes = sorted(snap.nodes.values(), key=lambda n: n.metadata.name)
-    gpu_nodes = [n for n in nodes if catalog.node_has_gpus(n.metadata.labels) is not None
-                 or any(catalog.is_gpu_resource(r) for r in n.status.capacity)]
+    facts = _CatalogFacts()
+    gpu_nodes = [n for n in nodes if facts.evidence(n) is not None
+                 or any(facts.is_gpu_resource(r) for r in n.status.capacity)]
     key = choose_pool_label(gpu_nodes, pool_label)
     pods_by_node = snap.pods_by_node()
+    problem_pods = _problem_pod_names(snap)
     rows: list[Row] = []
     for n in nodes:
-        rows += _rows_for_node(snap, n, pods_by_node.get(n.metadata.name, []), key)
+        rows += _rows_for_node(snap, n, pods_by_node.get(n.metadata.name, []), key, problem_pods, facts)
     rows += _dra_rows(snap, {n.metadata.name: n for n in nodes}, key)
     rows.sort(key=lambda r: (r.pool, r.node, r.resource))
 
@@ -350,9 +486,10 @@ def _capacity(snap: Snapshot, pool_label: Optional[str], wide: bool) -> dict[str
     for r in rows:
         by_pool.setdefault((r.pool, r.resource), []).append(r)
     node_by_name = {n.metadata.name: n for n in nodes}
+    pending_pods = _PendingPods(snap)
     for (pool, resource), prow in sorted(by_pool.items()):
         pool_nodes = [node_by_name[r.node] for r in prow]
-        pending = _pending_requests(snap, pool_nodes, resource)
+        pending = _pending_requests(pending_pods, pool_nodes, resource)
         running = [] if pending else [q for r in prow for p in pods_by_node.get(r.node, [])
                                       if (q := request_of(p, resource)) > 0]
         entry: dict[str, Any] = {
