@@ -1184,7 +1184,8 @@ def _decode_batch(text: bytes, spans: Optional[list[tuple[int, int]]], ls: _List
     if wanted_full:
         if spans is None and ls.sep is not None:
             spans = _item_spans(text, ls.sep, ls.comma_off, len(recs))
-        raws = [msgspec.Raw(memoryview(text)[a:b]) for a, b in spans] if spans is not None else \
+        view = memoryview(text)
+        raws = {i: msgspec.Raw(view[spans[i][0]:spans[i][1]]) for i, _ in wanted_full} if spans is not None else \
             O.decode_lenient(_raw_items_dec, text)
         for i, slot in wanted_full:
             rec, problems = O.decode_salvaging("Pod", raws[i], source=fname)
