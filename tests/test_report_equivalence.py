@@ -4,10 +4,16 @@
 and the pod diagnosis take over a large cluster (per-node facts and free amounts
 shared by the pods of a memo, detail lines written when read, remembered quantities
 and tolerations, inter-pod rules skipped when a pod has none, node-fit findings copied
-without deepcopy). With it off each value is computed where it is used, as before.
-Both ways must give the same documents, byte for byte: the pending report (-A and per
-namespace), and the diagnosis of every pod, on every scenario under tests/scenarios
-and on a generated cluster (benchmarks.synth)."""
+without deepcopy; the fit matrix built row by row from placements shared by pod classes
+with the same constraints and short lines written when read (``PodContext._matrix``);
+bound pods' requests summed from their shared containers lists (``used_by``); a pod's
+requests, CUDA requirement and encoded tolerations computed once per shared part of
+its record; CUDA verdicts per node shared by the pod classes; device-plugin pods of a
+few nodes read from the pods per node). With it off each value is computed where it is
+used, as before. Both ways must give the same documents, byte for byte: the pending
+report (-A and per namespace), and the diagnosis of every pod, on every scenario under
+tests/scenarios and on a generated cluster (benchmarks.synth); and the same fit
+matrices, row by row with every detail line, for every Pending pod."""
 
 from __future__ import annotations
 
@@ -130,3 +136,75 @@ def test_a_finding_copy_is_a_deep_copy() -> None:
     assert copied[0] is not found[0] and copied[0].evidence is not lines and copied[0].fixes[0] is not fx
     assert copied[0].evidence is copied[1].evidence and copied[0].fixes[0] is copied[1].fixes[0]
     assert copied[0].fixes[0].commands is not fx.commands
+
+
+def _matrices(snap) -> dict[str, Any]:
+    """Every Pending pod's fit matrix (each row with its detail lines, as a NodeFit
+    compares) and what ``used_by`` sums per node, with one memo for all, as the
+    pending report shares it."""
+    from gpuctl.checks.context import PodContext, used_by
+    from gpuctl.checks.memo import Memo
+
+    memo = Memo(share_across_owners=True)
+    out: dict[str, Any] = {}
+    for p in sorted(snap.pods.values(), key=lambda p: p.key):
+        if p.spec.nodeName or p.status.phase != "Pending":
+            continue
+        ctx = PodContext(snap, p, memo)
+        out[p.key] = [(f.name, f.reasons, f.details, f.free, f.candidate, f.enough_devices, f.gpu_node,
+                       [t.key for t in f.taints], [(t.key, s.code) for t, s in f.state_taints],
+                       f.to_dict(ctx.device_requests)) for f in ctx.fits]
+    by_node = snap.pods_by_node()
+    cache: dict = {}
+    for resources in (("cpu", "memory", "nvidia.com/gpu"), ("nvidia.com/gpu",), ("memory", "ephemeral-storage")):
+        for name in sorted(by_node):
+            out[f"used {name} {resources}"] = used_by(by_node[name], resources, cache)
+    return out
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[p.name for p in SCENARIOS])
+def test_scenario_fit_matrices_are_the_same(scenario: Path, monkeypatch) -> None:
+    snapdir = snapshot_of(scenario)
+    monkeypatch.setenv("GPUCTL_NOW", captured_at(snapdir) or NOW)
+    fast, plain = _run_both(lambda: _matrices(load_snapshot(snapdir)), monkeypatch)
+    assert list(fast) == list(plain)
+    for key in fast:
+        assert repr(fast[key]) == repr(plain[key]), f"{key}: the fast fit matrix differs from the straightforward one"
+
+
+def test_synthetic_cluster_fit_matrices_are_the_same(synth_lists: Path, monkeypatch) -> None:
+    """The generated cluster: pod classes that share placements, nodes full and empty,
+    bound pods with init containers and shared containers lists."""
+    monkeypatch.setenv("GPUCTL_NOW", NOW)
+    fast, plain = _run_both(lambda: _matrices(load_snapshot(synth_lists)), monkeypatch)
+    assert sum(1 for k in fast if not k.startswith("used ")) > 20
+    assert list(fast) == list(plain)
+    for key in fast:
+        assert repr(fast[key]) == repr(plain[key]), f"{key}: the fast fit matrix differs from the straightforward one"
+
+
+def test_a_lazy_value_is_computed_once_and_kept_like_cached_property() -> None:
+    from gpuctl.checks.memo import lazy
+
+    calls = []
+
+    class C:
+        @lazy
+        def value(self) -> list:
+            """doc"""
+            calls.append(1)
+            return [len(calls)]
+
+    c = C()
+    assert c.value is c.value and c.value == [1] and calls == [1]
+    assert "value" in c.__dict__ and C.value.__doc__ == "doc"
+    assert C().value == [2]
+
+
+def test_device_plugin_pods_of_a_few_nodes_are_the_same_from_the_pods_per_node(synth_lists: Path) -> None:
+    from gpuctl.checks.device_plugin import device_plugin_state
+
+    snap = load_snapshot(synth_lists)
+    nodes = sorted(snap.nodes.values(), key=lambda n: n.metadata.name)
+    for few in (nodes[:3], nodes[::7], nodes):
+        assert device_plugin_state(snap, few, snap.pods_by_node()) == device_plugin_state(snap, few)

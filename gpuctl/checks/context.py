@@ -10,7 +10,6 @@ a code that is a node's only reason is a fix that alone lets the pod run there.
 from __future__ import annotations
 
 import difflib
-from functools import cached_property
 from typing import Optional
 
 from ..knowledge import catalog
@@ -25,7 +24,7 @@ from ..model.requests import is_extended, pod_requests
 from ..model.snapshot import Snapshot, human_age  # noqa: F401 (checks import it from here)
 from .device_plugin import DevicePluginState, device_plugin_state
 from .interpod import InterPod
-from .memo import Memo
+from .memo import Memo, lazy
 from .scheduler_events import FitError, parse_fit_error
 
 STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
@@ -33,8 +32,13 @@ STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
 # The fit matrix's shortcuts: per-node facts, free amounts and snapshot-wide indexes
 # shared by every pod of a memo, detail lines written when read, remembered
 # quantities and tolerations, inter-pod rules skipped when there are none, node-fit
-# findings copied without deepcopy. False: each computed where it is used, as
-# straightforwardly as before (tests/test_report_equivalence.py compares the two).
+# findings copied without deepcopy; each node's placement shared by the pod classes
+# with the same constraints and the matrix built from it row by row (_matrix), and
+# node-fit's pool of free devices with it; bound pods' requests summed per shared
+# containers list (used_by); a pod's requests, CUDA requirement and encoded
+# tolerations once per shared part of its record; CUDA verdicts per node. False: each
+# computed where it is used, as straightforwardly as before
+# (tests/test_report_equivalence.py compares the two).
 FAST_PATHS = True
 
 
@@ -120,7 +124,8 @@ class NodeFacts:
     (``PodContext.facts``) instead of once per node and pod: each fit matrix then only
     decides what depends on the pod."""
 
-    __slots__ = ("node", "name", "labels", "not_ready", "taints", "cordoned", "evidence", "_amounts", "free_rows")
+    __slots__ = ("node", "name", "labels", "not_ready", "taints", "cordoned", "evidence", "_amounts", "free_rows",
+                 "placements")
 
     def __init__(self, node: Node) -> None:
         self.node = node
@@ -145,6 +150,9 @@ class NodeFacts:
         # allocatable, free)]): what the node has for pods requesting those resources, given
         # the memo's pods per node (PodContext._free_rows)
         self.free_rows: dict[tuple[str, ...], tuple[dict[str, float], list[tuple[str, float, float, float]]]] = {}
+        # a pod's placement key (PodContext._placement_key) -> the node's fit before resources
+        # (PodContext._placement): the same for every pod class with those constraints
+        self.placements: dict[tuple, NodeFit] = {}
 
     def amounts(self, r: str) -> tuple[float, float]:
         """(capacity, allocatable) of ``r``; allocatable defaults to capacity when absent."""
@@ -188,7 +196,7 @@ class NodeFit:
     def add(self, code: str, detail: str) -> None:
         if code not in self.reasons:
             self.reasons.append(code)
-        self._lines.append((code, detail))
+        self._line((code, detail))
 
     def add_later(self, code: str, render, *args) -> None:
         """``add(code, render(*args))``, the line written only when read."""
@@ -196,14 +204,26 @@ class NodeFit:
             return self.add(code, render(*args))
         if code not in self.reasons:
             self.reasons.append(code)
-        self._lines.append((code, render, args))
+        self._line((code, render, args))
+
+    def _line(self, line: tuple) -> None:
+        lines = self._lines
+        if type(lines) is tuple:   # as the fit matrix's shortcut leaves them (PodContext._matrix)
+            lines = self._lines = list(lines)
+        lines.append(line)
 
     @property
     def details(self) -> dict[str, list[str]]:
+        if self._details is None:   # none yet (PodContext._matrix)
+            self._details = {}
         if self._lines:
             details = self._details
             for line in self._lines:
-                details.setdefault(line[0], []).append(line[1] if len(line) == 2 else line[1](*line[2]))
+                if line[0] is None:   # several lines at once: (None, writer of (code, line) pairs, args)
+                    for code, text in line[1](*line[2]):
+                        details.setdefault(code, []).append(text)
+                else:
+                    details.setdefault(line[0], []).append(line[1] if len(line) == 2 else line[1](*line[2]))
             self._lines = []
         return self._details
 
@@ -240,9 +260,28 @@ def _short_line(name: str, r: str, free: float, alloc: float, q: float) -> str:
     return f"node/{name} {r}: {_fmt(r, free)} of {_fmt(r, alloc)} free, pod needs {_fmt(r, q)}"
 
 
+def _short_lines(name: str, rows: list, amounts: tuple[float, ...], codes: tuple[tuple[str, int], ...]):
+    """(code, line) for each row of a node the pod needs more of than is free, in row
+    order, as ``_fit_resources`` writes them when each is a plain shortfall (``_matrix``)."""
+    for (r, _, alloc, free), q, (code, _) in zip(rows, amounts, codes):
+        if free < q:
+            yield code, _short_line(name, r, free, alloc, q)
+
+
 def _unhealthy_line(name: str, r: str, free: float, alloc: float, q: float, unhealthy: float, cap: float) -> str:
     return (f"{_short_line(name, r, free, alloc, q)}; {_fmt(r, unhealthy)} unhealthy (capacity {_fmt(r, cap)}, "
             f"allocatable {_fmt(r, alloc)})")
+
+
+def _request_views(every: dict[str, float], scheduler: str
+                   ) -> tuple[set[str], dict[str, float], dict[str, float], dict[str, float]]:
+    """(extender_placed, requests, device_requests, gpu_requests) of a pod whose
+    effective requests are ``every`` and whose scheduler is ``scheduler``."""
+    own = {r for r in every if "/" in r and catalog.placing_scheduler(r) == scheduler}
+    requests = {r: q for r, q in every.items() if r not in own} if own else every
+    devices = {r: q for r, q in requests.items() if is_extended(r)}
+    gpus = {r: q for r, q in devices.items() if catalog.is_gpu_resource(r) or PodContext._looks_gpu(r)}
+    return own, requests, devices, gpus
 
 
 class PodContext:
@@ -262,46 +301,70 @@ class PodContext:
     def name(self) -> str:
         return self.pod.metadata.name
 
-    @property
+    @lazy
     def bound(self) -> bool:
         return bool(self.pod.spec.nodeName)
 
-    @property
+    @lazy
     def pending_unbound(self) -> bool:
         return not self.bound and self.pod.phase in ("Pending", "Unknown") and not self.pod.metadata.deletionTimestamp
 
-    @cached_property
+    @lazy
     def requests(self) -> dict[str, float]:
         """What the pod needs from a node: its effective requests, less the resources
         its own scheduler's extender accounts (HAMi's nvidia.com/gpumem with
         hami-scheduler), which no node advertises."""
-        own = self.extender_placed
-        return {r: q for r, q in self._all_requests.items() if r not in own} if own else self._all_requests
+        return self._request_views[1]
 
-    @cached_property
+    @lazy
     def _all_requests(self) -> dict[str, float]:
         """The pod's effective requests; computed once per pod and memo (a report
-        makes several contexts of one pod), kept with the pod record they came from."""
+        makes several contexts of one pod), kept with the pod record they came from;
+        and once per containers list where the pod has no overhead: the pods of one
+        workload share their containers and init containers lists (the reader shares
+        identical parts of records), and nothing else of the pod counts then."""
         if not FAST_PATHS:
             return pod_requests(self.pod)
+        spec = self.pod.spec
+        if not spec.overhead:
+            containers, init = spec.containers, spec.initContainers
+            key = ("pod-requests-of", id(containers), id(init))
+            got = self.memo.get(key)
+            if got is None or got[0] is not containers or got[1] is not init:
+                got = self.memo[key] = (containers, init, pod_requests(self.pod))
+            return got[2]
         key = ("pod-requests", self.pod.key)
         got = self.memo.get(key)
         if got is None or got[0] is not self.pod:
             got = self.memo[key] = (self.pod, pod_requests(self.pod))
         return got[1]
 
-    @cached_property
-    def extender_placed(self) -> set[str]:
+    @lazy
+    def _request_views(self) -> tuple[set[str], dict[str, float], dict[str, float], dict[str, float]]:
+        """(extender_placed, requests, device_requests, gpu_requests): functions of the
+        effective requests and the scheduler's name, shared by the memo's contexts whose
+        requests are the same dict (``_all_requests``)."""
+        every = self._all_requests
         scheduler = self.pod.spec.schedulerName or "default-scheduler"
-        return {r for r in self._all_requests if "/" in r and catalog.placing_scheduler(r) == scheduler}
+        if not FAST_PATHS:
+            return _request_views(every, scheduler)
+        key = ("request-views", id(every), scheduler)
+        got = self.memo.get(key)
+        if got is None or got[0] is not every:
+            got = self.memo[key] = (every, _request_views(every, scheduler))
+        return got[1]
 
-    @cached_property
+    @lazy
+    def extender_placed(self) -> set[str]:
+        return self._request_views[0]
+
+    @lazy
     def device_requests(self) -> dict[str, float]:
-        return {r: q for r, q in self.requests.items() if is_extended(r)}
+        return self._request_views[2]
 
-    @cached_property
+    @lazy
     def gpu_requests(self) -> dict[str, float]:
-        return {r: q for r, q in self.device_requests.items() if catalog.is_gpu_resource(r) or self._looks_gpu(r)}
+        return self._request_views[3]
 
     @staticmethod
     def _looks_gpu(resource: str) -> bool:
@@ -313,15 +376,15 @@ class PodContext:
         return self.snap.age_seconds(self.pod.metadata.creationTimestamp)
 
     # ------------------------------------------------------------ events
-    @cached_property
+    @lazy
     def events(self) -> list[Event]:
         return self.snap.events_for("Pod", self.ns, self.name, self.pod.metadata.uid or None)
 
-    @cached_property
+    @lazy
     def scheduling_events(self) -> list[Event]:
         return [e for e in self.events if e.reason == "FailedScheduling"]
 
-    @cached_property
+    @lazy
     def fit_error(self) -> Optional[FitError]:
         """The scheduler's latest verdict: the PodScheduled condition (untruncated) if
         it carries a FitError, else the newest FailedScheduling event."""
@@ -354,7 +417,7 @@ class PodContext:
         return f"event {e.reason}{times} from {e.component or 'unknown'}{when}: {e.message or ''}".strip()
 
     # ------------------------------------------------------------ the cluster
-    @cached_property
+    @lazy
     def nodes(self) -> list[Node]:
         return self._shared("nodes", lambda: sorted(self.snap.nodes.values(), key=lambda n: n.metadata.name))
 
@@ -382,7 +445,7 @@ class PodContext:
             f = table[node.metadata.name] = NodeFacts(node)
         return f
 
-    @cached_property
+    @lazy
     def pods_by_node(self) -> dict[str, list[Pod]]:
         """Non-terminated pods per node, without the pod itself (built once per snapshot)."""
         shared = self.memo.get("pods_by_node")
@@ -393,11 +456,11 @@ class PodContext:
             return {**shared, node: [p for p in shared[node] if p.metadata.uid != own]}
         return shared
 
-    @cached_property
+    @lazy
     def advertised_sets(self) -> dict[str, set[str]]:
         return self._shared("advertised-sets", lambda: {r: set(nodes) for r, nodes in self.advertised.items()})
 
-    @cached_property
+    @lazy
     def advertised(self) -> dict[str, list[str]]:
         """resource -> nodes with capacity or allocatable above zero (the same for every
         pod of the snapshot: shared through the memo; callers do not change it)."""
@@ -411,13 +474,13 @@ class PodContext:
                     out.setdefault(r, []).append(n.metadata.name)
         return out
 
-    @cached_property
+    @lazy
     def _gpu_advertisers(self) -> set[str]:
         """The nodes that advertise some GPU resource."""
         return self._shared("gpu-advertisers", lambda: {
             n for r, nodes in self.advertised_sets.items() if catalog.is_gpu_resource(r) for n in nodes})
 
-    @cached_property
+    @lazy
     def device_plugins(self) -> DevicePluginState:
         """The device-plugin pods of the GPU nodes: the same for every pod of the snapshot (shared)."""
         state = self.memo.get("device-plugin-state")
@@ -438,7 +501,9 @@ class PodContext:
         state = self.memo.get(key)
         if state is None:
             nodes = [self.snap.nodes[n] for n in sorted(set(names)) if n in self.snap.nodes]
-            state = self.memo[key] = device_plugin_state(self.snap, [n for n in nodes if self.gpu_evidence(n) is not None])
+            self.pods_by_node   # the snapshot's pods per node, in the memo
+            state = self.memo[key] = device_plugin_state(self.snap, [n for n in nodes if self.gpu_evidence(n) is not None],
+                                                         self.memo.get("pods_by_node"))
         return state
 
     def gpu_evidence(self, node: Node) -> Optional[catalog.GpuEvidence]:
@@ -458,7 +523,7 @@ class PodContext:
         return match[0] if match else None
 
     # ------------------------------------------------------------ unreadable objects
-    @cached_property
+    @lazy
     def uncertain_nodes(self) -> dict[str, list[str]]:
         """Nodes the fit matrix leaves out because something it would read there
         could not be: a field of the node itself (taints, conditions, a label the
@@ -496,7 +561,7 @@ class PodContext:
         return keys
 
     # ------------------------------------------------------------ the fit matrix
-    @cached_property
+    @lazy
     def fits(self) -> list[NodeFit]:
         """The fit matrix, shared by pods with the same scheduling constraints
         (nodes in ``uncertain_nodes`` are left out)."""
@@ -504,12 +569,13 @@ class PodContext:
         cached = self.memo.get(key) if key is not None else None
         if cached is None:
             skip = self.uncertain_nodes
-            cached = [self._fit(n) for n in self.nodes if n.metadata.name not in skip]
+            nodes = [n for n in self.nodes if n.metadata.name not in skip] if skip else self.nodes
+            cached = self._matrix(nodes) if self._matrix_shortcut else [self._fit(n) for n in nodes]
             if key is not None:
                 self.memo[key] = cached
         return cached
 
-    @cached_property
+    @lazy
     def fit_signature(self) -> Optional[tuple]:
         """What the fit matrix depends on: pods with the same scheduling constraints
         (and, where inter-pod rules apply, the same namespace and matched labels) share it;
@@ -521,17 +587,40 @@ class PodContext:
         aff = spec.affinity
         if aff and any(a and a.requiredDuringSchedulingIgnoredDuringExecution for a in (aff.podAffinity, aff.podAntiAffinity)):
             return None
-        enc = msgspec.json.encode
-        return (spec.nodeName, tuple(sorted(self.requests.items())), tuple(sorted(spec.nodeSelector.items())),
-                enc(aff.nodeAffinity) if aff and aff.nodeAffinity else b"", enc(spec.tolerations), len(self.snap.nodes),
-                self.interpod.signature)
+        if not FAST_PATHS:
+            enc = msgspec.json.encode
+            return (spec.nodeName, tuple(sorted(self.requests.items())), tuple(sorted(spec.nodeSelector.items())),
+                    enc(aff.nodeAffinity) if aff and aff.nodeAffinity else b"", enc(spec.tolerations),
+                    len(self.snap.nodes), self.interpod.signature)
+        return (spec.nodeName, self._by_object("sorted-items", self.requests, lambda d: tuple(sorted(d.items()))),
+                tuple(sorted(spec.nodeSelector.items())) if spec.nodeSelector else (),
+                self._encoded(aff.nodeAffinity) if aff and aff.nodeAffinity else b"", self._encoded(spec.tolerations),
+                len(self.snap.nodes), self.interpod.signature)
 
-    @cached_property
+    def _by_object(self, what: str, obj: object, compute):
+        """``compute(obj)``, once per object and memo: for parts of pod records that the
+        pods of one workload share (the reader shares identical parts of records), and
+        that nothing changes. Kept with the object, so its id is not reused meanwhile."""
+        key = (what, id(obj))
+        got = self.memo.get(key)
+        if got is None or got[0] is not obj:
+            got = self.memo[key] = (obj, compute(obj))
+        return got[1]
+
+    def _encoded(self, obj: object) -> bytes:
+        """``msgspec.json.encode(obj)``, once per object and memo (``_by_object``)."""
+        import msgspec
+
+        if not FAST_PATHS:
+            return msgspec.json.encode(obj)
+        return self._by_object("encoded", obj, msgspec.json.encode)
+
+    @lazy
     def interpod(self) -> InterPod:
         """The pod's inter-pod rules (and the placed pods' anti-affinity) against the current pods."""
         return InterPod(self.pod, self.snap.nodes, self.pods_by_node, self.memo)
 
-    @cached_property
+    @lazy
     def fit_by_name(self) -> dict[str, NodeFit]:
         return {f.name: f for f in self.fits}
 
@@ -545,17 +634,17 @@ class PodContext:
         return self._fit(node)
 
     # What the fit of every node reads of the pod, decided once per context.
-    @cached_property
+    @lazy
     def _cordon_tolerated(self) -> bool:
         return any((tol.operator == "Exists" and not tol.key) or tol.key == "node.kubernetes.io/unschedulable"
                    for tol in self.pod.spec.tolerations)
 
-    @cached_property
+    @lazy
     def _required_affinity(self):
         na = self.pod.spec.affinity.nodeAffinity if self.pod.spec.affinity else None
         return na.requiredDuringSchedulingIgnoredDuringExecution if na else None
 
-    @cached_property
+    @lazy
     def _tolerated(self) -> dict[tuple, bool]:
         """(taint key, value, effect) -> whether the pod tolerates it (all a toleration reads of a taint)."""
         return {}
@@ -569,18 +658,26 @@ class PodContext:
             ok = self._tolerated[k] = any(tolerates(tol, t) for tol in self.pod.spec.tolerations)
         return ok
 
-    @cached_property
+    @lazy
     def _resource_rows(self) -> list[tuple[str, float]]:
         return list(self.requests.items()) + [("pods", 1.0)]
 
     def _fit(self, node: Node) -> NodeFit:
-        pod = self.pod
         table = self._facts_table
         facts = table.get(node.metadata.name) if table is not None else None
         if facts is None or facts.node is not node:
             facts = self.facts(node)
+        fit = NodeFit(facts.name)
+        self._place(node, facts, fit)
+        self._fit_rest(node, facts, fit)
+        return fit
+
+    def _place(self, node: Node, facts: NodeFacts, fit: NodeFit) -> None:
+        """The node against what the pod asks of its placement, before resources: whether it
+        advertises a requested device, readiness, taints, cordon, node selector and affinity,
+        inter-pod rules."""
+        pod = self.pod
         name = facts.name
-        fit = NodeFit(name)
         devices = self.device_requests
         if devices:
             for nodes in self._device_advertisers:
@@ -634,26 +731,250 @@ class PodContext:
             for why in self.interpod.reasons(node):
                 fit.add("pod-topology-constraint", why)
 
-        # Resources.
+    def _fit_rest(self, node: Node, facts: NodeFacts, fit: NodeFit) -> None:
+        """Resources, after ``_place``: the node's free amounts against the requests."""
         if fit.candidate:
             self._fit_resources(node, fit, facts)
         else:
-            for r in devices:
-                fit.add(self._not_advertised_code(node, r), f"node/{name} does not advertise {r}")
+            for r in self.device_requests:
+                fit.add(self._not_advertised_code(node, r), f"node/{facts.name} does not advertise {r}")
         free = fit.free
         enough = True
-        for r, q in devices.items():
+        for r, q in self.device_requests.items():
             if free.get(r, 0) < q:
                 enough = False
                 break
         fit.enough_devices = enough
+
+    # ------------------------------------------------------------ the fit matrix, shortcut
+    @lazy
+    def _matrix_shortcut(self) -> bool:
+        """Whether ``_matrix`` may build the fit matrix: the shortcuts are on, the nodes'
+        free rows are shared, and no inter-pod rule applies (those read the node's pods
+        against this pod's labels: each node then goes through ``_fit``)."""
+        return FAST_PATHS and self._rows_shared and self._interpod_idle
+
+    @lazy
+    def _placement_key(self) -> tuple:
+        """All ``_place`` reads of the pod when no inter-pod rule applies: the requested
+        device resources (in order), the tolerations, the node selector (in its order:
+        the order of the mismatch lines) and the node affinity. Pods with the same key
+        get the same placement on every node, whatever they request."""
+        spec = self.pod.spec
+        aff = spec.affinity
+        return (tuple(self.device_requests), self._encoded(spec.tolerations), tuple(spec.nodeSelector.items()),
+                self._encoded(aff.nodeAffinity) if aff and aff.nodeAffinity else b"")
+
+    def _placement(self, node: Node, facts: NodeFacts) -> NodeFit:
+        """``_place`` of the node, once per node and placement key (kept in the node's
+        facts). The result is a template: never handed out, only copied."""
+        key = self._placement_key
+        tpl = facts.placements.get(key)
+        if tpl is None:
+            tpl = facts.placements[key] = NodeFit(facts.name)
+            self._place(node, facts, tpl)
+        return tpl
+
+    @lazy
+    def _row_codes(self) -> tuple[tuple[str, int], ...]:
+        """Per row of ``_resource_order``: (the code of a shortfall written as a short line,
+        as ``_fit_resources`` chooses it from the resource alone; 0 for cpu, memory and other
+        standard resources, 1 for an extended resource, whose shortfall is that code unless
+        the node does not advertise it or unhealthy devices make the difference; 2 for
+        "pods", decided by ``_short_row``)."""
+        out: list[tuple[str, int]] = []
+        for r in self._resource_order:
+            if is_extended(r):
+                out.append(("mig-profile-unavailable" if is_mig(r) else "insufficient-gpu" if r in self.gpu_requests
+                            else "insufficient-resource", 1))
+            elif r == "cpu":
+                out.append(("insufficient-cpu", 0))
+            elif r == "memory":
+                out.append(("insufficient-memory", 0))
+            elif r == "pods":
+                out.append(("insufficient-resource", 2))
+            else:
+                out.append(("insufficient-resource", 0))
+        return tuple(out)
+
+    @lazy
+    def _device_rows(self) -> tuple[tuple[int, float], ...]:
+        """(row in ``_resource_order``, request) of each device request, in request order."""
+        order = self._resource_order
+        return tuple((order.index(r), q) for r, q in self.device_requests.items())
+
+    def _matrix(self, nodes: list[Node]) -> list[NodeFit]:
+        """``[self._fit(n) for n in nodes]``, the same NodeFits, faster: a node's placement
+        (``_placement``) and free rows are looked up once per placement key and node list
+        (``_prepared``), and the common shortfalls (a short line per resource) are decided
+        inline, their lines written when read (``_short_lines``). A NodeFit made here
+        shares with others only what never changes: the Taint records, as ``_fit`` shares
+        them, and the node's free rows and the pod's amounts its lines are written from."""
+        amounts, codes, plain_codes = self._resource_amounts, self._row_codes, self._plain_codes
+        device_rows = self._device_rows
+        new = NodeFit.__new__
+        out = []
+        append = out.append
+        for node, facts, tpl, got, frees, rest in self._prepared(nodes):
+            if rest is not None:   # no candidate: its not-advertised lines, the same for every class
+                fit = new(NodeFit)
+                fit.name = facts.name
+                fit.reasons = list(rest.reasons)
+                fit._lines = tuple(rest._lines)
+                fit._details = None
+                fit.free = {}
+                fit.candidate = False
+                fit.gpu_node = rest.gpu_node
+                fit.taints = rest.taints
+                fit.state_taints = rest.state_taints
+                enough = True
+                for q in self.device_requests.values():   # as _fit_rest: nothing free of any
+                    if 0 < q:
+                        enough = False
+                        break
+                fit.enough_devices = enough
+                append(fit)
+                continue
+            if frees is not None:
+                reasons = list(tpl.reasons) if tpl.reasons else []
+                short = False
+                for free, q, code in zip(frees, amounts, plain_codes):
+                    if free >= q:
+                        continue
+                    if code is None:   # out of pod slots: as _fit_resources writes it
+                        frees = None
+                        break
+                    short = True
+                    if code not in reasons:
+                        reasons.append(code)
+            if frees is None:
+                fit = self._copy_placement(tpl)
+                self._fit_rest(node, facts, fit)
+                append(fit)
+                continue
+            fit = new(NodeFit)
+            name = fit.name = facts.name
+            fit.reasons = reasons
+            rows = got[1]
+            # lines as a tuple (NodeFit._line makes it a list if a line is ever added); the
+            # short lines, in row order, written when read
+            fit._lines = (tpl._lines + [(None, _short_lines, (name, rows, amounts, codes))] if tpl._lines
+                          else ((None, _short_lines, (name, rows, amounts, codes)),)) if short else tuple(tpl._lines)
+            fit._details = None
+            fit.free = got[0]            # read only, like the template's lists
+            fit.candidate = True
+            fit.gpu_node = tpl.gpu_node
+            fit.taints = tpl.taints
+            fit.state_taints = tpl.state_taints
+            enough = True
+            for i, q in device_rows:
+                if frees[i] < q:
+                    enough = False
+                    break
+            fit.enough_devices = enough
+            append(fit)
+        return out
+
+    def _prepared(self, nodes: list[Node]) -> list[tuple]:
+        """Per node: (node, its facts, its placement, its free rows for the pod's resource
+        order, the free amounts of those rows, None where ``_fit_rest`` decides: the node is
+        no candidate, its rows are not known yet, or it does not advertise a requested device
+        or has unhealthy ones; and for a node that is no candidate, its fit as
+        ``_not_candidate`` keeps it). The same for the pod classes with one placement key and
+        resource order over the same node list (kept in the memo with that list)."""
+        key = ("fit-prepared", self._placement_key, self._resource_order)
+        got = self.memo.get(key)
+        if got is not None and got[0] is nodes:
+            return got[1]
+        table = self._facts_table
+        order = self._resource_order
+        kinds = [kind for _, kind in self._row_codes]
+        out = []
+        complete = True
+        for node in nodes:
+            facts = table.get(node.metadata.name)
+            if facts is None or facts.node is not node:
+                facts = self.facts(node)
+            tpl = self._placement(node, facts)
+            rows = facts.free_rows.get(order) if tpl.candidate else None
+            if rows is None and tpl.candidate:   # the first pod class with this order: the node's free rows now
+                self._free_rows(node, facts)
+                rows = facts.free_rows.get(order)
+                if rows is None:
+                    complete = False   # not kept (cannot be, with the shortcut on): prepare again next time
+            frees = None
+            if rows is not None and all(kind != 1 or ((cap != 0 or alloc != 0) and not cap - alloc > 0)
+                                        for (_, cap, alloc, _), kind in zip(rows[1], kinds)):
+                frees = tuple(row[3] for row in rows[1])
+            out.append((node, facts, tpl, rows, frees, None if tpl.candidate else self._not_candidate(node, facts, tpl)))
+        if complete:
+            self.memo[key] = (nodes, out)
+        return out
+
+    def _not_candidate(self, node: Node, facts: NodeFacts, tpl: NodeFit) -> NodeFit:
+        """The fit of a node that advertises none of the requested devices (``_fit_rest``
+        after ``_place``): what keeps the pod off it depends on the requested devices'
+        names only (in the placement key), so it is kept with the placement. A template:
+        never handed out, only copied (its enough_devices is this pod's)."""
+        key = (self._placement_key, "no candidate")
+        rest = facts.placements.get(key)
+        if rest is None:
+            rest = facts.placements[key] = self._copy_placement(tpl)
+            self._fit_rest(node, facts, rest)
+        return rest
+
+    def pool_of(self, r: str, rows):
+        """``rows(self.fits, r, the nodes that advertise r)`` (node-fit's pool of ``r``:
+        positions in the matrix and free amounts), shared by the pod classes with this
+        pod's placement key and resource order: where ``_matrix`` made the matrix over
+        every node, a node's placement (so its placement codes) and its free amounts are
+        the same in each of their matrices, row for row. None otherwise."""
+        if not self._matrix_shortcut or self.uncertain_nodes:
+            return None
+        nodes = self.nodes
+        key = ("fit-pool", self._placement_key, self._resource_order, r, rows)
+        got = self.memo.get(key)
+        if got is None or got[0] is not nodes:
+            got = self.memo[key] = (nodes, rows(self.fits, r, self.advertised_sets.get(r, ())))
+        return got[1]
+
+    @lazy
+    def _plain_codes(self) -> tuple[Optional[str], ...]:
+        """``_row_codes``' codes, None for the "pods" row."""
+        return tuple(None if kind == 2 else code for code, kind in self._row_codes)
+
+    @staticmethod
+    def _copy_placement(tpl: NodeFit) -> NodeFit:
+        fit = NodeFit(tpl.name, reasons=list(tpl.reasons), free={}, candidate=tpl.candidate, gpu_node=tpl.gpu_node,
+                      taints=list(tpl.taints), state_taints=list(tpl.state_taints))
+        fit._lines = list(tpl._lines)
         return fit
 
-    @cached_property
+    def _short_row(self, node: Node, fit: NodeFit, row: tuple[str, float, float, float], q: float) -> None:
+        """One shortfall of an extended resource or of pod slots, as ``_fit_resources`` writes it."""
+        r, cap, alloc, free = row
+        name = fit.name
+        if r == "pods":
+            used = self._used(node, name)
+            fit.add("insufficient-resource", f"node/{name} pods: {int(used['pods'])} of {int(alloc)} pod slots used")
+        elif cap == 0 and alloc == 0:
+            fit.add(self._not_advertised_code(node, r), f"node/{name} does not advertise {r}")
+        else:
+            unhealthy = max(0.0, cap - alloc)
+            if unhealthy and free + unhealthy >= q:
+                fit.add_later("gpu-unhealthy", _unhealthy_line, name, r, free, alloc, q, unhealthy, cap)
+            elif is_mig(r):
+                fit.add_later("mig-profile-unavailable", _short_line, name, r, free, alloc, q)
+            elif r in self.gpu_requests:
+                fit.add_later("insufficient-gpu", _short_line, name, r, free, alloc, q)
+            else:
+                fit.add_later("insufficient-resource", _short_line, name, r, free, alloc, q)
+
+    @lazy
     def _interpod_idle(self) -> bool:
         return FAST_PATHS and self.interpod.idle
 
-    @cached_property
+    @lazy
     def _facts_table(self) -> Optional[dict[str, NodeFacts]]:
         """The memo's node facts by name (None without the shortcuts)."""
         if not FAST_PATHS:
@@ -663,7 +984,7 @@ class PodContext:
             table = self.memo["node-facts"] = {}
         return table
 
-    @cached_property
+    @lazy
     def _device_advertisers(self) -> list:
         """Per requested device resource, the nodes that advertise it."""
         adv = self.advertised_sets
@@ -730,10 +1051,19 @@ class PodContext:
         key = ("used", name, resources)
         used = None if own_excluded else self.memo.get(key)
         if used is None:
-            used = used_by(pods_by_node.get(name, []), resources)
+            used = used_by(pods_by_node.get(name, []), resources, self._containers_cache)
             if not own_excluded:
                 self.memo[key] = used
         return used
+
+    @lazy
+    def _containers_cache(self) -> dict:
+        """``used_by``'s containers cache, shared by the memo's contexts."""
+        key = "used-by-containers"
+        got = self.memo.get(key)
+        if got is None:
+            got = self.memo[key] = {}
+        return got
 
     def _free_rows(self, node: Node, facts: NodeFacts) -> tuple[dict[str, float], list, Optional[dict[str, float]]]:
         """({resource: free}, [(resource, capacity, allocatable, free)] in request order
@@ -757,21 +1087,21 @@ class PodContext:
             facts.free_rows[order] = (free_of, rows)
         return free_of, rows, used
 
-    @cached_property
+    @lazy
     def _rows_shared(self) -> bool:
         """The nodes' free rows can be shared with the memo's other contexts (this pod's
         own record is not left out of its node's pods)."""
         return FAST_PATHS and self.pods_by_node is self.memo.get("pods_by_node")
 
-    @cached_property
+    @lazy
     def _resource_order(self) -> tuple[str, ...]:
         return tuple(r for r, _ in self._resource_rows)
 
-    @cached_property
+    @lazy
     def _resource_amounts(self) -> tuple[float, ...]:
         return tuple(q for _, q in self._resource_rows)
 
-    @cached_property
+    @lazy
     def _resource_key(self) -> tuple[str, ...]:
         return tuple(sorted(self.requests))
 
@@ -798,13 +1128,21 @@ def _affinity_near_miss(terms: list, node: Node) -> Optional[str]:
 _AMOUNTS: dict[str, float] = {}
 
 
-def used_by(pods: list, resources: tuple[str, ...]) -> dict[str, float]:
+def used_by(pods: list, resources: tuple[str, ...], containers: Optional[dict] = None) -> dict[str, float]:
     """What these pods request of the given resources (effective requests), plus
     their count under "pods". The common pod (no init containers, no overhead) is
     summed directly, only for the resources asked about: this runs over every pod
     bound to every candidate node (150,000 on a large cluster), so a quantity written
     as a string is parsed once per distinct string (``_AMOUNTS``); the sums are
-    added in the same order as before, so they are the same floats."""
+    added in the same order as before, so they are the same floats.
+
+    ``containers``: a cache (per ``resources``) of each containers list's amounts
+    (and each pair of containers and init containers lists'), by the lists' ids, kept with
+    the lists (so an id is never reused while it is there): the pods of one workload share
+    those lists (the reader shares identical parts of records), so most pods are summed
+    from them without reading their containers again."""
+    if containers is not None and FAST_PATHS and len(set(resources)) == len(resources):
+        return _used_by_shared(pods, resources, containers)
     used = dict.fromkeys(resources, 0.0)
     amounts = _AMOUNTS
     for p in pods:
@@ -829,5 +1167,60 @@ def used_by(pods: list, resources: tuple[str, ...]) -> dict[str, float]:
                     if type(v) is str and len(amounts) < 65536:
                         amounts[v] = x
                 used[r] += x
+    used["pods"] = float(len(pods))
+    return used
+
+
+def _container_amounts(cs: list, resources: tuple[str, ...]) -> tuple[tuple[int, float], ...]:
+    """``used_by``'s terms for a containers list: (index in ``resources``, amount), each
+    resource's amounts in container order (a container that requests none of it is
+    left out)."""
+    per: list[list[float]] = [[] for _ in resources]
+    for c in cs:
+        res = c.resources
+        req, lim = res.requests, res.limits
+        for i, r in enumerate(resources):
+            v = req.get(r)
+            if v is None:
+                v = lim.get(r)
+                if v is None:
+                    continue
+            x = _AMOUNTS.get(v) if type(v) is str else None
+            if x is None:
+                x = _num(v)
+                if type(v) is str and len(_AMOUNTS) < 65536:
+                    _AMOUNTS[v] = x
+            per[i].append(x)
+    return tuple((i, x) for i, xs in enumerate(per) for x in xs)
+
+
+def _used_by_shared(pods: list, resources: tuple[str, ...], containers: dict) -> dict[str, float]:
+    """``used_by`` with its containers cache: each resource's sum gets the same terms in
+    the same order (a pod's containers in order, pod after pod), so the same float."""
+    containers = containers.setdefault(resources, {})   # the terms depend on the resources asked about
+    sums = [0.0] * len(resources)
+    for p in pods:
+        spec = p.spec
+        cs = spec.containers
+        init = spec.initContainers
+        if spec.overhead:
+            full = pod_requests(p)
+            for i, r in enumerate(resources):
+                sums[i] += full.get(r, 0.0)
+            continue
+        if init:   # the effective requests (init containers' peaks, sidecars), by both lists
+            got = containers.get((id(cs), id(init)))
+            if got is None or got[0] is not cs or got[1] is not init:
+                full = pod_requests(p)
+                got = containers[(id(cs), id(init))] = (cs, init, tuple(enumerate(full.get(r, 0.0) for r in resources)))
+            for i, x in got[2]:
+                sums[i] += x
+            continue
+        got = containers.get(id(cs))
+        if got is None or got[0] is not cs:
+            got = containers[id(cs)] = (cs, _container_amounts(cs, resources))
+        for i, x in got[1]:
+            sums[i] += x
+    used = dict(zip(resources, sums))
     used["pods"] = float(len(pods))
     return used

@@ -131,16 +131,26 @@ def pod_problems(pod: Pod) -> list[str]:
     return out
 
 
-def device_plugin_state(snap: Snapshot, gpu_nodes: list[Node]) -> DevicePluginState:
+def device_plugin_state(snap: Snapshot, gpu_nodes: list[Node],
+                        pods_by_node: Optional[dict[str, list[Pod]]] = None) -> DevicePluginState:
+    """``pods_by_node``: ``snap.pods_by_node()`` when the caller has it: the pods of a
+    few nodes are then read without going over every pod (the same pods, in the same
+    order: snapshot order, terminated ones left out)."""
     from ..model.snapshot import DEVICE_PLUGINS
 
     known = DEVICE_PLUGINS not in snap.gaps
     by_node: dict[str, NodePlugin] = {}
     wanted = {n.metadata.name for n in gpu_nodes}
-    for p in snap.pods.values():
-        node = p.spec.nodeName
-        if node in wanted and not p.terminated and is_device_plugin_pod(p):
-            by_node.setdefault(node, NodePlugin(node)).pods.append(p)
+    if pods_by_node is not None:
+        for node in sorted(wanted):
+            for p in pods_by_node.get(node, ()):
+                if is_device_plugin_pod(p):
+                    by_node.setdefault(node, NodePlugin(node)).pods.append(p)
+    else:
+        for p in snap.pods.values():
+            node = p.spec.nodeName
+            if node in wanted and not p.terminated and is_device_plugin_pod(p):
+                by_node.setdefault(node, NodePlugin(node)).pods.append(p)
     for name in wanted:
         np_ = by_node.setdefault(name, NodePlugin(name))
         if not np_.pods:

@@ -29,14 +29,13 @@ Pure: every result is a function of the pod, the nodes and the pods on them.
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Iterable, Optional
 
 from ..model.matching import (
     label_selector_matches, node_selector_mismatches, required_affinity_matches, untolerated_taints,
 )
 from ..model.objects import LabelSelector, Node, Pod, PodAffinityTerm, TopologySpreadConstraint
-from .memo import Memo
+from .memo import Memo, lazy
 
 CODE = "pod-topology-constraint"
 NAMESPACE_NAME = "kubernetes.io/metadata.name"
@@ -90,17 +89,17 @@ class InterPod:
         self.labels = pod.metadata.labels
 
     # ------------------------------------------------------------ what the pod asks
-    @cached_property
+    @lazy
     def affinity_terms(self) -> list[PodAffinityTerm]:
         aff = self.pod.spec.affinity
         return list(aff.podAffinity.requiredDuringSchedulingIgnoredDuringExecution) if aff and aff.podAffinity else []
 
-    @cached_property
+    @lazy
     def anti_terms(self) -> list[PodAffinityTerm]:
         aff = self.pod.spec.affinity
         return list(aff.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution) if aff and aff.podAntiAffinity else []
 
-    @cached_property
+    @lazy
     def spread(self) -> list[TopologySpreadConstraint]:
         return [c for c in self.pod.spec.topologySpreadConstraints if c.whenUnsatisfiable == "DoNotSchedule"]
 
@@ -108,7 +107,7 @@ class InterPod:
     def own_rules(self) -> bool:
         return bool(self.affinity_terms or self.anti_terms or self.spread)
 
-    @cached_property
+    @lazy
     def idle(self) -> bool:
         """No rule to evaluate on any node (``reasons`` yields nothing anywhere): no
         terms or spread of the pod's own, and no placed pod's anti-affinity excludes it."""
@@ -136,22 +135,22 @@ class InterPod:
             self.memo[key] = out
         return out
 
-    @cached_property
+    @lazy
     def _affinity(self) -> list[tuple[PodAffinityTerm, dict[str, list[str]]]]:
         return [(t, self._matching(t)) for t in self.affinity_terms]
 
-    @cached_property
+    @lazy
     def _first_of_group(self) -> bool:
         """No pod matches any affinity term, and the pod matches all of them itself."""
         return all(not m for _, m in self._affinity) and all(
             namespace_matches(t, self.ns, self.ns) and label_selector_matches(t.labelSelector, self.labels)
             for t in self.affinity_terms)
 
-    @cached_property
+    @lazy
     def _anti(self) -> list[tuple[PodAffinityTerm, dict[str, list[str]]]]:
         return [(t, self._matching(t)) for t in self.anti_terms]
 
-    @cached_property
+    @lazy
     def _placed_anti_groups(self) -> list[tuple[PodAffinityTerm, str, dict[tuple[str, str], str]]]:
         """The required anti-affinity terms of the placed pods, grouped by term and
         namespace (the replicas of a workload share one): (term, the namespace of the
@@ -165,7 +164,9 @@ class InterPod:
             for node_name, pods in self.pods_by_node.items():
                 for p in pods:
                     aff = p.spec.affinity
-                    anti = aff.podAntiAffinity if aff is not None else None
+                    if aff is None:   # most pods (a loop over every placed pod)
+                        continue
+                    anti = aff.podAntiAffinity
                     for t in anti.requiredDuringSchedulingIgnoredDuringExecution if anti is not None else ():
                         value = self._domain(node_name, t.topologyKey)
                         if value is None:
@@ -177,7 +178,7 @@ class InterPod:
             self.memo["placed-anti-affinity"] = out
         return out
 
-    @cached_property
+    @lazy
     def excluded_by_placed(self) -> dict[tuple[str, str], str]:
         """(topologyKey, value) -> the placed pod whose anti-affinity excludes this pod there."""
         out: dict[tuple[str, str], str] = {}
@@ -208,7 +209,7 @@ class InterPod:
         labels = node.metadata.labels
         return all(x.topologyKey in labels for x in self.spread)
 
-    @cached_property
+    @lazy
     def _spread(self) -> list[tuple[TopologySpreadConstraint, dict[str, int], int, int]]:
         """(constraint, matching pods per domain, the emptiest domain's count, 1 if the pod matches itself)."""
         import msgspec
@@ -238,10 +239,12 @@ class InterPod:
             out.append((c, counts, least, int(label_selector_matches(sel, self.labels))))
         return out
 
-    @cached_property
+    @lazy
     def signature(self) -> tuple:
         """What the per-node result depends on besides the nodes: shared by the
         replicas of one workload (same rules, namespace and matched labels)."""
+        if not self.spread and not self.excluded_by_placed:
+            return ("", (), ())   # what the lines below make of no rule, without them
         import msgspec
         enc = msgspec.json.encode
         spread = tuple((enc(c), enc(sel), label_selector_matches(sel, self.labels))

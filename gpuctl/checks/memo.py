@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Generic, Iterator, Optional, TypeVar, overload
+
+T = TypeVar("T")
 
 
 class Memo(dict):
@@ -45,3 +47,32 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+class lazy(Generic[T]):
+    """``functools.cached_property`` without its lock: computed on the first read and
+    kept in the instance's ``__dict__`` under the same name (later reads find it there
+    and never reach the descriptor). Python 3.11's cached_property takes a lock on
+    every first read; a pending report makes tens of thousands of check contexts, each
+    reading a dozen of these once."""
+
+    def __init__(self, func: Callable[[Any], T]) -> None:
+        self.func = func
+        self.attrname: Optional[str] = None
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attrname = name
+
+    @overload
+    def __get__(self, instance: None, owner: Optional[type] = None) -> "lazy[T]": ...
+
+    @overload
+    def __get__(self, instance: object, owner: Optional[type] = None) -> T: ...
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = self.func(instance)
+        instance.__dict__[self.attrname] = value
+        return value

@@ -402,46 +402,53 @@ def copy_findings(found: list) -> list:
     """``copy.deepcopy(found)`` for the plain findings node-fit makes (strings, lists
     of strings, Fix records), in a fraction of its time (it runs once per Pending pod):
     every list and record is new, lists shared within ``found`` stay shared, strings
-    and enums are kept, as deepcopy does. Anything else goes through deepcopy."""
-    made: dict[int, object] = {}
+    and enums are kept, as deepcopy does. Anything else goes through deepcopy.
 
-    def strings(xs: object) -> list:
-        got = made.get(id(xs))
-        if got is None:
-            if type(xs) is not list or any(type(x) is not str for x in xs):
-                raise _NotPlain
-            got = made[id(xs)] = list(xs)
-        return got  # type: ignore[return-value]
-
-    def record(obj: object, cls: type, list_fields: tuple[str, ...], plain: tuple[type, ...]) -> object:
-        got = made.get(id(obj))
-        if got is None:
-            if type(obj) is not cls:
-                raise _NotPlain
-            state = dict(obj.__dict__)
-            for k, v in state.items():
-                if k in list_fields:
-                    state[k] = strings(v) if k != "fixes" else fixes(v)
-                elif type(v) not in plain:
-                    raise _NotPlain
-            got = made[id(obj)] = cls.__new__(cls)
-            got.__dict__.update(state)
-        return got
-
-    def fixes(xs: object) -> list:
-        got = made.get(id(xs))
-        if got is None:
-            if type(xs) is not list:
-                raise _NotPlain
-            got = made[id(xs)] = [record(x, Fix, ("commands", "snippets"), (str,)) for x in xs]
-        return got  # type: ignore[return-value]
-
+    The helpers are module functions handed the table of copies (``made``): nested
+    functions that call each other would make a reference cycle per call, which only
+    the cyclic collector frees, with every copy in the table."""
     if not context.FAST_PATHS:
         return copy.deepcopy(found)
+    made: dict[int, object] = {}
     try:
-        return [record(f, Finding, ("evidence", "nodes", "fixes"), _PLAIN) for f in found]
+        return [_copy_record(made, f, Finding, ("evidence", "nodes", "fixes"), _PLAIN) for f in found]
     except _NotPlain:
         return copy.deepcopy(found)
+
+
+def _copy_strings(made: dict[int, object], xs: object) -> list:
+    got = made.get(id(xs))
+    if got is None:
+        if type(xs) is not list or (xs and set(map(type, xs)) != _STR):   # strings only
+            raise _NotPlain
+        got = made[id(xs)] = list(xs)
+    return got  # type: ignore[return-value]
+
+
+def _copy_record(made: dict[int, object], obj: object, cls: type, list_fields: tuple[str, ...],
+                 plain: tuple[type, ...]) -> object:
+    got = made.get(id(obj))
+    if got is None:
+        if type(obj) is not cls:
+            raise _NotPlain
+        state = dict(obj.__dict__)
+        for k, v in state.items():
+            if k in list_fields:
+                state[k] = _copy_strings(made, v) if k != "fixes" else _copy_fixes(made, v)
+            elif type(v) not in plain:
+                raise _NotPlain
+        got = made[id(obj)] = cls.__new__(cls)
+        got.__dict__.update(state)
+    return got
+
+
+def _copy_fixes(made: dict[int, object], xs: object) -> list:
+    got = made.get(id(xs))
+    if got is None:
+        if type(xs) is not list:
+            raise _NotPlain
+        got = made[id(xs)] = [_copy_record(made, x, Fix, ("commands", "snippets"), (str,)) for x in xs]
+    return got  # type: ignore[return-value]
 
 
 class _NotPlain(Exception):
@@ -449,6 +456,7 @@ class _NotPlain(Exception):
 
 
 _PLAIN = (str, bool, int, Severity, type(None))
+_STR = {str}
 
 
 def _uncertain(ctx: PodContext) -> list[Partial]:
@@ -825,13 +833,10 @@ def _shortage(s: _FitRun) -> Iterable[Finding]:
     """Shortage vs fragmentation, from the numbers."""
     ctx, fits, ev, devices, emitted, sole = s.ctx, s.fits, s.ev, s.devices, s.emitted, s.sole
     for r, q in devices.items():
-        advertising = ctx.advertised_sets.get(r, ())
-        advertisers = [f for f in fits if f.name in advertising]
-        if not advertisers:
+        got = _pool(s, r, q)
+        if got is None:
             continue
-        eligible = [f for f in advertisers if _PLACEMENT_SET.isdisjoint(f.reasons)]
-        pool = eligible or advertisers
-        frees = sorted(((f.free.get(r, 0.0), f.name) for f in pool), reverse=True)
+        advertisers, eligible, pool, frees = got
         total = sum(v for v, _ in frees)
         largest = frees[0][0] if frees else 0.0
         if largest >= q:
@@ -866,7 +871,7 @@ def _shortage(s: _FitRun) -> Iterable[Finding]:
         if freeing is not None and freeing >= q:
             symptom, severity = "preemption-in-progress", Severity.INFO
             summary += f" (resolving: preemption on {ctx.pod.status.nominatedNodeName} frees {format_quantity(r, freeing)})"
-        busy = [name for _, name in sorted(((f.free.get(r, 0.0), f.name) for f in pool), reverse=True)[:2]]
+        busy = [name for _, name in frees[:2]]   # frees is that very sort of the pool
         fixes = []
         if code == "gpu-fragmentation":
             fixes.append(Fix(f"Split the work into pods of at most {format_quantity(r, largest)} {r} each, "
@@ -905,6 +910,43 @@ def _shortage(s: _FitRun) -> Iterable[Finding]:
 
 
 _PLACEMENT_SET = frozenset(PLACEMENT)
+
+
+def _pool(s: _FitRun, r: str, q: float) -> Optional[tuple[list[NodeFit], list[NodeFit], list[NodeFit], list]]:
+    """(the nodes that advertise ``r``, those of them no placement code keeps the pod
+    off, the pool: those or else all of them, (free r, node) of the pool by most free
+    first), or None when no node advertises ``r`` or one in the pool has ``q`` free.
+    The pool and its free amounts are the same for the pod classes with one placement
+    (``PodContext.pool_of``): there the pool's nodes are looked up, not found again."""
+    fits = s.fits
+    shared = s.ctx.pool_of(r, _pool_rows)
+    if shared is not None:
+        advertising, eligible_at, frees = shared
+        if not advertising or frees[0][0] >= q:
+            return None
+        advertisers = [fits[i] for i in advertising]
+        eligible = [fits[i] for i in eligible_at]
+        return advertisers, eligible, eligible or advertisers, frees
+    advertising_set = s.ctx.advertised_sets.get(r, ())
+    advertisers = [f for f in fits if f.name in advertising_set]
+    if not advertisers:
+        return None
+    eligible = [f for f in advertisers if _PLACEMENT_SET.isdisjoint(f.reasons)]
+    pool = eligible or advertisers
+    frees = [(f.free.get(r, 0.0), f.name) for f in pool]
+    if max(frees)[0] >= q:   # the first of the sort below: a node has room, and nothing to sort
+        return None
+    frees.sort(reverse=True)
+    return advertisers, eligible, pool, frees
+
+
+def _pool_rows(fits: list[NodeFit], r: str, advertising_set) -> tuple[list[int], list[int], list]:
+    """``_pool``'s rows of a fit matrix: (positions of the nodes that advertise r, of
+    those without a placement code, (free r, node) of the pool by most free first)."""
+    advertising = [i for i, f in enumerate(fits) if f.name in advertising_set]
+    eligible = [i for i in advertising if _PLACEMENT_SET.isdisjoint(fits[i].reasons)]
+    frees = sorted(((fits[i].free.get(r, 0.0), fits[i].name) for i in (eligible or advertising)), reverse=True)
+    return advertising, eligible, frees
 
 
 def _constraints(s: _FitRun) -> Iterable[Finding]:
@@ -993,7 +1035,9 @@ def _freed_by_preemption(ctx: PodContext, resource: str) -> Optional[float]:
     """Free amount of ``resource`` on the nominated node once its terminating pods
     (the preemption victims) are gone; None when no preemption is under way."""
     node = ctx.pod.status.nominatedNodeName
-    fit = ctx.fit_by_name.get(node or "")
+    if not node:   # no node is named "": without building fit_by_name
+        return None
+    fit = ctx.fit_by_name.get(node)
     if fit is None:
         return None
     victims = [p for p in ctx.pods_by_node.get(node or "", []) if p.metadata.deletionTimestamp]

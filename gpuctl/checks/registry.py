@@ -50,8 +50,16 @@ SPECS: tuple[CheckSpec, ...] = tuple(fn.spec for fn in CHECKS)
 TARGETS = ("pod", "node", "workload")
 
 
+_FOR: dict[str, tuple[tuple[CheckSpec, ...], list[CheckSpec]]] = {}
+
+
 def checks_for(target: str) -> list[CheckSpec]:
-    return [s for s in SPECS if s.target == target]
+    """The target's checks, in order (a new list; the selection is kept per target
+    and SPECS: the engine asks for it once per diagnosis, thousands of times a report)."""
+    got = _FOR.get(target)
+    if got is None or got[0] is not SPECS:
+        got = _FOR[target] = (SPECS, [s for s in SPECS if s.target == target])
+    return list(got[1])
 
 
 def deciding(code: str) -> Optional[CheckSpec]:

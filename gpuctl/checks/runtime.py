@@ -15,6 +15,7 @@ from ..findings import Finding, Fix, Severity
 from ..knowledge.runtime import codes_in
 from ..model.snapshot import DEVICE_PLUGINS, EVENTS, LOGS, METRICS, NODES, OWNERS, RUNTIMECLASSES
 from .base import DataUnavailable, check
+from . import context
 from .context import PodContext
 from .device_plugin import device_plugin_state
 from .gpu_node import advertised, driver_info, node_health
@@ -507,10 +508,25 @@ def driver_cuda(ctx: PodContext) -> Iterable[Finding]:
 
 
 def _requirement(ctx: PodContext):
+    """(container name, the highest CUDA requirement of the pod's containers), or None.
+    It reads the containers list only, which the pods of one workload share (the
+    reader shares identical parts of records): once per list and memo, kept with the
+    list (so its id is not reused while the entry stands)."""
+    containers = ctx.pod.spec.containers
+    if not context.FAST_PATHS:
+        return _containers_requirement(containers)
+    key = ("cuda-requirement", id(containers))
+    got = ctx.memo.get(key)
+    if got is None or got[0] is not containers:
+        got = ctx.memo[key] = (containers, _containers_requirement(containers))
+    return got[1]
+
+
+def _containers_requirement(containers: list):
     from ..knowledge.cuda import required_cuda
 
     best = None
-    for c in ctx.pod.spec.containers:
+    for c in containers:
         env = {e.name: e.value for e in c.env if e.value is not None}
         req = required_cuda(env, c.image)
         if req is not None and (best is None or req.cuda > best[1].cuda):
@@ -531,8 +547,6 @@ def _requirement_from_text(lines: list[str]):
 
 
 def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> Iterable[Finding]:
-    from ..knowledge.cuda import check_compat, runtime_refuses
-
     found = _requirement(ctx) or _requirement_from_text(extra_evidence)
     if crashed and ctx.bound:
         no_runtime = _without_nvidia_runtime(ctx, found)
@@ -551,11 +565,27 @@ def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> 
                                      [f"gpuctl diagnose node {node}"])])
         return
     container, req = found
+    # a node's verdict depends on the requirement and the node only: shared by the pod
+    # classes of the memo that need this requirement
+    verdicts = None
 
     def verdict(node_name: str):
+        nonlocal verdicts
+        if not context.FAST_PATHS:
+            return _verdict(node_name)
+        if verdicts is None:
+            verdicts = ctx.memo.setdefault(("cuda-verdicts", req), {})
+        got = verdicts.get(node_name)
+        if got is None:
+            got = verdicts[node_name] = _verdict(node_name)
+        return got
+
+    def _verdict(node_name: str):
         """(driver info, will it fail?): an enforced requirement (NVIDIA_REQUIRE_CUDA,
         CUDA_VERSION, the runtime's own error) fails where the runtime refuses it;
         one read from an image tag only where no compatibility path exists."""
+        from ..knowledge.cuda import check_compat, runtime_refuses
+
         info = driver_info(ctx.snap, node_name, ctx.memo)
         if info is None or info.cuda is None:
             return info, None
@@ -563,14 +593,16 @@ def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> 
             return info, runtime_refuses(info.cuda, req, info.driver)
         return info, check_compat(info.driver, info.cuda, req.cuda).status == "unsupported"
 
-    want = f"{req.cuda} ({req.source}: {_short(req.raw)})"
+    def want() -> str:   # written only for a finding
+        return f"{req.cuda} ({req.source}: {_short(req.raw)})"
+
     if ctx.bound:
         node = ctx.pod.spec.nodeName or ""
         info, bad = verdict(node)
         if not bad:
             return
         good = _good_nodes(ctx, verdict)
-        evidence = [f"container {container} needs CUDA {want}" if container != "?" else f"the image needs CUDA {want}",
+        evidence = [f"container {container} needs CUDA {want()}" if container != "?" else f"the image needs CUDA {want()}",
                     f"node/{node}: {info.describe()}"] + extra_evidence
         if good:
             evidence.append(f"nodes whose driver supports it: {', '.join(good[:6])}" + (" …" if len(good) > 6 else ""))
@@ -587,9 +619,24 @@ def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> 
     key = ("cuda", ctx.fit_signature, str(req.cuda), req.enforced, req.driver_ranges) if ctx.fit_signature else None
     hit = ctx.memo.get(key) if key else None
     if hit is None:
-        candidates = [f.name for f in ctx.fits if f.fits] or [f.name for f in ctx.fits if f.candidate]
-        judged = {n: verdict(n) for n in candidates}
-        bad_nodes = [n for n, (_, bad) in judged.items() if bad]
+        candidates = [f.name for f in ctx.fits if not f.reasons] or [f.name for f in ctx.fits if f.candidate]
+        # the verdicts on these nodes: the same for the pod classes that may land on the same nodes
+        seen = ("cuda-judged", req, tuple(candidates)) if context.FAST_PATHS else None
+        both = ctx.memo.get(seen) if seen else None
+        if both is None:
+            if context.FAST_PATHS:   # each node's verdict once (as verdict keeps them), then read as they are
+                if verdicts is None:
+                    verdicts = ctx.memo.setdefault(("cuda-verdicts", req), {})
+                for n in candidates:
+                    if n not in verdicts:
+                        verdicts[n] = _verdict(n)
+                judged = {n: verdicts[n] for n in candidates}
+            else:
+                judged = {n: verdict(n) for n in candidates}
+            both = (judged, [n for n, (_, bad) in judged.items() if bad])
+            if seen:
+                ctx.memo[seen] = both
+        judged, bad_nodes = both
         hit = (judged, bad_nodes, _good_nodes(ctx, verdict) if bad_nodes else [])
         if key:
             ctx.memo[key] = hit
@@ -600,7 +647,7 @@ def _cuda_finding(ctx: PodContext, extra_evidence: list[str], crashed: bool) -> 
     severity = Severity.BLOCKER if len(bad_nodes) == len(judged) and req.enforced else Severity.WARNING
     summary = (f"The image needs CUDA {req.cuda}; {len(bad_nodes)} of the {len(judged)} nodes the pod can land on have a "
                f"driver that supports only CUDA {sample.cuda}: it will fail to start there")
-    evidence = [f"container {container} needs CUDA {want}"] + \
+    evidence = [f"container {container} needs CUDA {want()}"] + \
                [f"node/{n}: {judged[n][0].describe()}" for n in bad_nodes[:5]] + extra_evidence
     if good:
         evidence.append(f"nodes whose driver supports it: {', '.join(good[:6])}" + (" …" if len(good) > 6 else ""))

@@ -3,6 +3,7 @@ verdict, as one Diagnosis."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any, Optional
 
 from ..checks.context import PodContext, human_age
@@ -31,6 +32,8 @@ def pod_target(ctx: PodContext) -> dict[str, Any]:
 
 def diagnose_pod(snap: Snapshot, namespace: str, name: str, pod: Optional[Pod] = None,
                  include_nodes: bool = True, memo: Optional[Memo] = None) -> Diagnosis:
+    if not gc.isenabled():   # already paused (a report diagnosing pod after pod): as is, without a context manager each
+        return _diagnose_pod(snap, namespace, name, pod, include_nodes, memo)
     with gc_paused():
         return _diagnose_pod(snap, namespace, name, pod, include_nodes, memo)
 

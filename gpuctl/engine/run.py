@@ -26,6 +26,7 @@ def run_checks(ctx: Any, target: str, broken: Optional[dict[str, str]] = None) -
     results: list[CheckResult] = []
     broken = broken or {}
     snap_gaps = ctx.snap.gaps
+    passed = Status.PASSED
     for spec in checks_for(target):
         try:
             if not spec.applies(ctx):
@@ -33,13 +34,15 @@ def run_checks(ctx: Any, target: str, broken: Optional[dict[str, str]] = None) -
         except Exception as e:  # a broken applies() is a broken check
             results.append(CheckResult(spec.name, Status.ERROR, _error_detail(ctx, e), spec.essential))
             continue
-        if spec.name in broken:
+        if broken and spec.name in broken:
             results.append(CheckResult(spec.name, Status.ERROR, broken[spec.name], spec.essential))
             continue
-        gaps = [snap_gaps[k] for k in spec.needs if k in snap_gaps] if snap_gaps else None
-        if gaps:
-            results.append(CheckResult(spec.name, Status.SKIPPED, "; ".join(g.describe() for g in gaps), spec.essential))
-            continue
+        if snap_gaps:
+            gaps = [snap_gaps[k] for k in spec.needs if k in snap_gaps]
+            if gaps:
+                results.append(CheckResult(spec.name, Status.SKIPPED, "; ".join(g.describe() for g in gaps),
+                                           spec.essential))
+                continue
         try:
             found = list(spec.fn(ctx))
         except DataUnavailable as e:
@@ -49,7 +52,7 @@ def run_checks(ctx: Any, target: str, broken: Optional[dict[str, str]] = None) -
             results.append(CheckResult(spec.name, Status.ERROR, _error_detail(ctx, e), spec.essential))
             continue
         if not found:   # the common case, said as the general one below would say it
-            results.append(CheckResult(spec.name, Status.PASSED, "", spec.essential))
+            results.append(CheckResult(spec.name, passed, "", spec.essential))
             continue
         notes = [n.text for n in found if isinstance(n, Note)]
         partial = [n.text for n in found if isinstance(n, Partial)]

@@ -543,6 +543,13 @@ def image_cuda(image: Optional[str]) -> Optional[tuple[_Family, _Row]]:
     """(family, row) for an image reference images.yaml knows; None otherwise."""
     if not isinstance(image, str):
         return None
+    return _image_cuda(image)
+
+
+@lru_cache(maxsize=4096)
+def _image_cuda(image: str) -> Optional[tuple[_Family, _Row]]:
+    """``image_cuda`` of a string: a function of the reference and images.yaml (itself
+    loaded once), asked once per container of every GPU pod a report diagnoses."""
     parts = _split_image(image)
     if parts is None:
         return None

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from ..checks.context import PodContext
 from ..checks.memo import Memo, gc_paused
-from ..findings import Severity
+from ..findings import Severity, Status
 from ..knowledge import catalog
 from ..model.kueue import QUEUE_LABEL
 from ..model.snapshot import Snapshot, unreadable_dicts
@@ -53,6 +53,11 @@ def queue_of(snap: Snapshot, pod: Any) -> Optional[str]:
     return str(other) if other else None
 
 
+# the statuses listed once under "checks": members, compared without reading each one's
+# .value (an enum property, read for every check of every pod)
+_SKIPPED_OR_ERROR = (Status.SKIPPED, Status.ERROR)
+
+
 def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, Any], int]:
     with gc_paused():
         return _pending_report(snap, namespace)
@@ -85,7 +90,7 @@ def _pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str,
         for c in d.checks:
             if c.name == "decode objects":
                 continue   # listed once, whole, in "unreadable"
-            if c.status.value in ("skipped", "error"):
+            if c.status in _SKIPPED_OR_ERROR:
                 checks.setdefault(f"{c.name}: {c.detail}", {"name": c.name, "status": c.status.value, "detail": c.detail})
         worst = max(worst, d.exit_code)
     for key in ("pending-pods", "pods", "nodes"):
