@@ -957,18 +957,25 @@ class PodContext:
         if r == "pods":
             used = self._used(node, name)
             fit.add("insufficient-resource", f"node/{name} pods: {int(used['pods'])} of {int(alloc)} pod slots used")
-        elif cap == 0 and alloc == 0:
-            fit.add(self._not_advertised_code(node, r), f"node/{name} does not advertise {r}")
         else:
-            unhealthy = max(0.0, cap - alloc)
-            if unhealthy and free + unhealthy >= q:
-                fit.add_later("gpu-unhealthy", _unhealthy_line, name, r, free, alloc, q, unhealthy, cap)
-            elif is_mig(r):
-                fit.add_later("mig-profile-unavailable", _short_line, name, r, free, alloc, q)
-            elif r in self.gpu_requests:
-                fit.add_later("insufficient-gpu", _short_line, name, r, free, alloc, q)
-            else:
-                fit.add_later("insufficient-resource", _short_line, name, r, free, alloc, q)
+            self._extended_short(node, fit, name, r, cap, alloc, free, q)
+
+    def _extended_short(self, node: Node, fit: NodeFit, name: str, r: str, cap: float, alloc: float, free: float,
+                        q: float) -> None:
+        """One shortfall of an extended resource: not advertised at all, held by unhealthy
+        devices, a MIG profile taken, or not enough GPUs or other devices free."""
+        if cap == 0 and alloc == 0:
+            fit.add(self._not_advertised_code(node, r), f"node/{name} does not advertise {r}")
+            return
+        unhealthy = max(0.0, cap - alloc)
+        if unhealthy and free + unhealthy >= q:
+            fit.add_later("gpu-unhealthy", _unhealthy_line, name, r, free, alloc, q, unhealthy, cap)
+        elif is_mig(r):
+            fit.add_later("mig-profile-unavailable", _short_line, name, r, free, alloc, q)
+        elif r in self.gpu_requests:
+            fit.add_later("insufficient-gpu", _short_line, name, r, free, alloc, q)
+        else:
+            fit.add_later("insufficient-resource", _short_line, name, r, free, alloc, q)
 
     @lazy
     def _interpod_idle(self) -> bool:
@@ -1019,18 +1026,7 @@ class PodContext:
             if free >= q:
                 continue
             if is_extended(r):
-                if cap == 0 and alloc == 0:
-                    fit.add(self._not_advertised_code(node, r), f"node/{name} does not advertise {r}")
-                    continue
-                unhealthy = max(0.0, cap - alloc)
-                if unhealthy and free + unhealthy >= q:
-                    fit.add_later("gpu-unhealthy", _unhealthy_line, name, r, free, alloc, q, unhealthy, cap)
-                elif is_mig(r):
-                    fit.add_later("mig-profile-unavailable", _short_line, name, r, free, alloc, q)
-                elif r in self.gpu_requests:
-                    fit.add_later("insufficient-gpu", _short_line, name, r, free, alloc, q)
-                else:
-                    fit.add_later("insufficient-resource", _short_line, name, r, free, alloc, q)
+                self._extended_short(node, fit, name, r, cap, alloc, free, q)
             elif r == "cpu":
                 fit.add_later("insufficient-cpu", _short_line, name, r, free, alloc, q)
             elif r == "memory":
