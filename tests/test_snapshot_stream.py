@@ -663,9 +663,9 @@ def _spans_by_separator(text: bytes, sep: bytes, comma_off: int, n: int):
 def test_item_spans_by_newline_match_the_separator_search(items, indent, stray_newlines):
     """One item a line (found by newlines) or indented (found by the separator): the
     same spans as searching for the separator, and each span is its item."""
-    texts = [json.dumps(i, indent=indent).encode() for i in items]
-    if stray_newlines:                       # whitespace newlines inside an item (between tokens)
-        texts = [t.replace(b": ", b":\n ", 1) for t in texts]
+    # stray newlines: whitespace newlines inside an item, between a key and its value
+    texts = [json.dumps(i, indent=indent, separators=(",", ":\n ") if stray_newlines else None).encode()
+             for i in items]
     sep = b"},\n{" if indent is None else b"\n}" + b",\n{"
     body = b"[" + (b",\n").join(texts) + b"]"
     comma_off = sep.index(b",")
