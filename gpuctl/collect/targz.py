@@ -1,4 +1,5 @@
-"""A ``.tar.gz`` whose large members are compressed while they are being written.
+"""A ``.tar.gz`` whose large members are compressed while they are being written, and
+one read with its gzip stream inflated on a second thread (:class:`Inflater`, at the end).
 
 ``snapshot save`` writes each List file once, as objects stream from the API or from
 a source snapshot. A tar member's header holds its size, which is known only once the
