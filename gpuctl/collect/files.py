@@ -1125,25 +1125,36 @@ def _item_spans(text: bytes, sep: bytes, comma_off: int, n: int) -> Optional[lis
     Items one a line (``sep`` is ``},\n{``, as snapshot save and ``jq -c`` write them)
     are found by their newlines, which a byte search finds six times faster than the
     separator itself (JSON is full of ``}``); each newline is checked to be a separator."""
+    one_a_line = sep[:1] != b"\n" and sep.count(b"\n") == 1
+    spans = (_spans_by_newline if one_a_line else _spans_by_separator)(text, sep, comma_off)
+    return spans if len(spans) == n else None
+
+
+def _spans_by_separator(text: bytes, sep: bytes, comma_off: int) -> list[tuple[int, int]]:
     spans, start = [], 1
-    if sep[:1] != b"\n" and sep.count(b"\n") == 1:
-        k = sep.index(b"\n")
-        i = text.find(b"\n", 1)
-        while i != -1:
-            if i >= k and text.startswith(sep, i - k):
-                c = i - k + comma_off
-                spans.append((start, c))
-                start = c + 1
-            i = text.find(b"\n", i + 1)
-    else:
-        i = text.find(sep, 1)
-        while i != -1:
-            c = i + comma_off
+    i = text.find(sep, 1)
+    while i != -1:
+        c = i + comma_off
+        spans.append((start, c))
+        start = c + 1
+        i = text.find(sep, c)
+    spans.append((start, len(text) - 1))
+    return spans
+
+
+def _spans_by_newline(text: bytes, sep: bytes, comma_off: int) -> list[tuple[int, int]]:
+    """_spans_by_separator for a separator holding one newline: the same spans."""
+    spans, start = [], 1
+    k = sep.index(b"\n")
+    i = text.find(b"\n", 1)
+    while i != -1:
+        if i >= k and text.startswith(sep, i - k):
+            c = i - k + comma_off
             spans.append((start, c))
             start = c + 1
-            i = text.find(sep, c)
+        i = text.find(b"\n", i + 1)
     spans.append((start, len(text) - 1))
-    return spans if len(spans) == n else None
+    return spans
 
 
 def _decode_batch(text: bytes, spans: Optional[list[tuple[int, int]]], ls: _ListStream, need: Need,
