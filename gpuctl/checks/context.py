@@ -348,11 +348,7 @@ class PodContext:
         scheduler = self.pod.spec.schedulerName or "default-scheduler"
         if not FAST_PATHS:
             return _request_views(every, scheduler)
-        key = ("request-views", id(every), scheduler)
-        got = self.memo.get(key)
-        if got is None or got[0] is not every:
-            got = self.memo[key] = (every, _request_views(every, scheduler))
-        return got[1]
+        return self._by_object(("request-views", scheduler), every, lambda e: _request_views(e, scheduler))
 
     @lazy
     def extender_placed(self) -> set[str]:
@@ -597,7 +593,7 @@ class PodContext:
                 self._encoded(aff.nodeAffinity) if aff and aff.nodeAffinity else b"", self._encoded(spec.tolerations),
                 len(self.snap.nodes), self.interpod.signature)
 
-    def _by_object(self, what: str, obj: object, compute):
+    def _by_object(self, what: object, obj: object, compute):
         """``compute(obj)``, once per object and memo: for parts of pod records that the
         pods of one workload share (the reader shares identical parts of records), and
         that nothing changes. Kept with the object, so its id is not reused meanwhile."""
@@ -782,20 +778,17 @@ class PodContext:
         standard resources, 1 for an extended resource, whose shortfall is that code unless
         the node does not advertise it or unhealthy devices make the difference; 2 for
         "pods", decided by ``_short_row``)."""
-        out: list[tuple[str, int]] = []
-        for r in self._resource_order:
-            if is_extended(r):
-                out.append(("mig-profile-unavailable" if is_mig(r) else "insufficient-gpu" if r in self.gpu_requests
-                            else "insufficient-resource", 1))
-            elif r == "cpu":
-                out.append(("insufficient-cpu", 0))
-            elif r == "memory":
-                out.append(("insufficient-memory", 0))
-            elif r == "pods":
-                out.append(("insufficient-resource", 2))
-            else:
-                out.append(("insufficient-resource", 0))
-        return tuple(out)
+        return tuple((self._shortfall_code(r), 1 if is_extended(r) else 2 if r == "pods" else 0)
+                     for r in self._resource_order)
+
+    def _shortfall_code(self, r: str) -> str:
+        """The code of a node short of ``r``, when the shortfall is a plain one (a short
+        line): for an extended resource, once it is advertised and unhealthy devices are
+        not the difference; "pods" is written by ``_fit_resources`` itself."""
+        if is_extended(r):
+            return "mig-profile-unavailable" if is_mig(r) else "insufficient-gpu" if r in self.gpu_requests \
+                else "insufficient-resource"
+        return "insufficient-cpu" if r == "cpu" else "insufficient-memory" if r == "memory" else "insufficient-resource"
 
     @lazy
     def _device_rows(self) -> tuple[tuple[int, float], ...]:
@@ -970,12 +963,8 @@ class PodContext:
         unhealthy = max(0.0, cap - alloc)
         if unhealthy and free + unhealthy >= q:
             fit.add_later("gpu-unhealthy", _unhealthy_line, name, r, free, alloc, q, unhealthy, cap)
-        elif is_mig(r):
-            fit.add_later("mig-profile-unavailable", _short_line, name, r, free, alloc, q)
-        elif r in self.gpu_requests:
-            fit.add_later("insufficient-gpu", _short_line, name, r, free, alloc, q)
         else:
-            fit.add_later("insufficient-resource", _short_line, name, r, free, alloc, q)
+            fit.add_later(self._shortfall_code(r), _short_line, name, r, free, alloc, q)
 
     @lazy
     def _interpod_idle(self) -> bool:
@@ -986,10 +975,7 @@ class PodContext:
         """The memo's node facts by name (None without the shortcuts)."""
         if not FAST_PATHS:
             return None
-        table = self.memo.get("node-facts")
-        if table is None:
-            table = self.memo["node-facts"] = {}
-        return table
+        return self.memo.setdefault("node-facts", {})
 
     @lazy
     def _device_advertisers(self) -> list:
@@ -1027,16 +1013,12 @@ class PodContext:
                 continue
             if is_extended(r):
                 self._extended_short(node, fit, name, r, cap, alloc, free, q)
-            elif r == "cpu":
-                fit.add_later("insufficient-cpu", _short_line, name, r, free, alloc, q)
-            elif r == "memory":
-                fit.add_later("insufficient-memory", _short_line, name, r, free, alloc, q)
             elif r == "pods":
                 if used is None:
                     used = self._used(node, name)
                 fit.add("insufficient-resource", f"node/{name} pods: {int(used['pods'])} of {int(alloc)} pod slots used")
             else:
-                fit.add_later("insufficient-resource", _short_line, name, r, free, alloc, q)
+                fit.add_later(self._shortfall_code(r), _short_line, name, r, free, alloc, q)
 
     def _used(self, node: Node, name: str) -> dict[str, float]:
         """What the pods on the node (without this one) request of the pod's resources,
@@ -1055,11 +1037,7 @@ class PodContext:
     @lazy
     def _containers_cache(self) -> dict:
         """``used_by``'s containers cache, shared by the memo's contexts."""
-        key = "used-by-containers"
-        got = self.memo.get(key)
-        if got is None:
-            got = self.memo[key] = {}
-        return got
+        return self.memo.setdefault("used-by-containers", {})
 
     def _free_rows(self, node: Node, facts: NodeFacts) -> tuple[dict[str, float], list, Optional[dict[str, float]]]:
         """({resource: free}, [(resource, capacity, allocatable, free)] in request order

@@ -920,24 +920,13 @@ def _pool(s: _FitRun, r: str, q: float) -> Optional[tuple[list[NodeFit], list[No
     (``PodContext.pool_of``): there the pool's nodes are looked up, not found again."""
     fits = s.fits
     shared = s.ctx.pool_of(r, _pool_rows)
-    if shared is not None:
-        advertising, eligible_at, frees = shared
-        if not advertising or frees[0][0] >= q:
-            return None
-        advertisers = [fits[i] for i in advertising]
-        eligible = [fits[i] for i in eligible_at]
-        return advertisers, eligible, eligible or advertisers, frees
-    advertising_set = s.ctx.advertised_sets.get(r, ())
-    advertisers = [f for f in fits if f.name in advertising_set]
-    if not advertisers:
+    advertising, eligible_at, frees = shared if shared is not None else \
+        _pool_rows(fits, r, s.ctx.advertised_sets.get(r, ()))
+    if not advertising or frees[0][0] >= q:
         return None
-    eligible = [f for f in advertisers if _PLACEMENT_SET.isdisjoint(f.reasons)]
-    pool = eligible or advertisers
-    frees = [(f.free.get(r, 0.0), f.name) for f in pool]
-    if max(frees)[0] >= q:   # the first of the sort below: a node has room, and nothing to sort
-        return None
-    frees.sort(reverse=True)
-    return advertisers, eligible, pool, frees
+    advertisers = [fits[i] for i in advertising]
+    eligible = [fits[i] for i in eligible_at]
+    return advertisers, eligible, eligible or advertisers, frees
 
 
 def _pool_rows(fits: list[NodeFit], r: str, advertising_set) -> tuple[list[int], list[int], list]:

@@ -959,13 +959,10 @@ class _FileResult:  # noqa: D101
         self.shared = _Shared()
 
     def commit(self, snap: Snapshot) -> None:
-        add = snap.add
-        pods = snap.pods
+        add, add_clean_pod = snap.add, snap.add_clean_pod
         for kind, rec in self.records:
             if kind is _CLEAN_SLIM_POD:
-                # Snapshot.add of a BoundPod(Lite) whose quantities parse (scrubbing finds nothing)
-                md = rec.metadata
-                pods.setdefault(f"{md.namespace}/{md.name}", rec)
+                add_clean_pod(rec)
                 continue
             if kind is None:
                 problems, rec, kind = rec

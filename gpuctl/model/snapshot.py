@@ -173,7 +173,7 @@ class Snapshot:
         elif kind == "Pod":
             self.pods[f"{rec.metadata.namespace}/{rec.metadata.name}"] = rec
         elif kind in ("BoundPod", "BoundPodLite"):
-            self.pods.setdefault(f"{rec.metadata.namespace}/{rec.metadata.name}", rec)
+            self.add_clean_pod(rec)
         elif kind == "Event":
             self.events.append(rec)
         elif kind == "ResourceQuota":
@@ -186,6 +186,11 @@ class Snapshot:
             self.runtime_classes[rec.metadata.name] = rec
         else:
             self.generic.setdefault(kind, []).append(rec)
+
+    def add_clean_pod(self, rec: Any) -> None:
+        """``add`` of a slim pod (BoundPod, BoundPodLite) whose quantities are known to
+        parse: nothing to scrub (a reader that shares a clean spec between records knows)."""
+        self.pods.setdefault(f"{rec.metadata.namespace}/{rec.metadata.name}", rec)
 
     def unreadable(self, kinds: Optional[Iterable[str]] = None) -> list[Any]:
         """What could not be fully read, once each: :class:`Unreadable` entries (only
