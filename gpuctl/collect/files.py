@@ -786,6 +786,7 @@ class _ListStream:
         self.sep: Optional[bytes] = None
         self.comma_off = 0
         self.items = 0
+        self.at = -1
 
     @property
     def list_kind(self) -> str:
@@ -920,6 +921,7 @@ class _ListStream:
                     break
                 if self.sep is not None:
                     break
+            self.at = r.read_total - len(r.buf) + seg     # in the file: the ',' or ']' after these items
             yield b"[" + b",".join(parts) + b"]", spans
             if done:
                 self._tail(seg + 1)
@@ -961,7 +963,7 @@ class _FileResult:  # noqa: D101
     def commit(self, snap: Snapshot) -> None:
         add, add_clean_pod = snap.add, snap.add_clean_pod
         for kind, rec in self.records:
-            if kind is _CLEAN_SLIM_POD:
+            if kind == _CLEAN_SLIM_POD:      # (==: records from a forked reader hold a copy of the string)
                 add_clean_pod(rec)
                 continue
             if kind is None:
@@ -1320,6 +1322,7 @@ def _stream_json_file(reader: _Reader, fname: str, need: Need, skip_if: Optional
             at = buf.find(needle, b, end)
         return out
 
+    forkable = needle is None and _forkable(reader)
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -1338,12 +1341,177 @@ def _stream_json_file(reader: _Reader, fname: str, need: Need, skip_if: Optional
                 pods_only = needle is not None and first is not None and first.kind == "Pod"
             first_batch = False
             _decode_batch(text, spans, ls, need, fname, out)
+            if forkable:
+                forkable = False
+                if _read_rest_forked(reader, ls, need, fname, out):
+                    break
     finally:
         if enabled:
             gc.enable()
     if out.seen == 0 and not out.skipped and not (out.items == 0 and ls.list_kind.endswith("List")):
         raise _Fallback("no objects")      # the whole-file reader says why, as before
     return out
+
+
+# ------------------------------------------------------------------ a large file read by several processes
+
+FORK_MIN_BYTES = 48 << 20         # a List file at least this large is shared between processes (forked.py)
+FORK_JOB_BYTES = 2 << 20          # bytes of items a job (smaller batches decode faster; see forked.py)
+_TAIL_WINDOW = 1 << 20            # bytes read back from the end at a time, to find the last item
+
+
+def _forkable(reader: _Reader) -> bool:
+    """Whether the rest of this file may be read by several processes: a regular file
+    of a directory (not a tarball member), large enough, where forking is safe."""
+    f = reader.f
+    if reader.tar is not None or type(f) is not io.BufferedReader:
+        return False
+    try:
+        st = os.fstat(f.fileno())
+    except (OSError, ValueError):
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_size < FORK_MIN_BYTES:
+        return False
+    from . import forked
+
+    return forked.processes() > 1 and forked.can_fork()
+
+
+def _pread(fd: int, n: int, at: int) -> bytes:
+    """``n`` bytes of the file at ``at``: fewer only at its end."""
+    parts, got = [], 0
+    while got < n:
+        b = os.pread(fd, n - got, at + got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return b"".join(parts)
+
+
+def _job_text(fd: int, a: int, b: int) -> Optional[bytearray]:
+    """The items between the ',' at ``a`` and the ',' at ``b`` as ``[item,…]``, read
+    straight into the buffer msgspec decodes; None when those are no longer commas
+    (the file changed since it was cut)."""
+    buf = bytearray(b - a + 1)
+    view, got = memoryview(buf), 0
+    while got < len(buf):
+        n = os.preadv(fd, [view[got:]], a + got)
+        if n <= 0:
+            return None
+        got += n
+    if buf[0] != 0x2C or buf[-1] != 0x2C:
+        return None
+    buf[0], buf[-1] = 0x5B, 0x5D          # "[", "]"
+    return buf
+
+
+def _cuts(fd: int, ls: _ListStream, start: int, size: int, job: int) -> Optional[list[int]]:
+    """Where the items after the one ending at ``start`` (a ',') are cut into jobs: the
+    positions of the ',' of separators (``ls.sep``), from ``start`` to the last one in
+    the file; None when there is none after ``start``."""
+    sep, off = ls.sep, ls.comma_off
+    assert sep is not None
+    end, last = size, -1
+    while last < 0 and end > start:              # the last separator, read back from the end
+        lo = max(start, end - _TAIL_WINDOW)
+        window = _pread(fd, min(end, size) - lo + len(sep), lo)
+        k = window.rfind(sep)
+        if k >= 0 and lo + k + off > start:
+            last = lo + k + off
+        end = lo
+    if last < 0:
+        return None
+    cuts = [start]
+    t = start + job
+    while t < last:
+        window, at = b"", t
+        while True:                              # the first separator at or after t
+            window = _pread(fd, _TAIL_WINDOW + len(sep), at)
+            k = window.find(sep)
+            if k >= 0 or not window:
+                break
+            at += _TAIL_WINDOW
+        if k < 0:
+            break
+        c = at + k + off
+        if c >= last:
+            break
+        if c > cuts[-1]:
+            cuts.append(c)
+        t = max(c + 1, t + job)
+    cuts.append(last)
+    return cuts
+
+
+def _read_rest_forked(reader: _Reader, ls: _ListStream, need: Need, fname: str, out: _FileResult) -> bool:
+    """Read the items after the first (the batch just decoded) with several processes
+    (forked.py), adding to ``out`` exactly what the rest of the serial read would, in
+    the same order. False, with nothing added, when the caller is to go on serially:
+    there is no separator to cut at, or a process failed. _Fallback and _Stop as the
+    serial read would raise them (the first job to raise one decides)."""
+    from . import forked
+
+    fd = reader.f.fileno()
+    size = os.fstat(fd).st_size
+    if ls.sep is None or not 0 <= ls.at < size:
+        return False
+    n = forked.processes()
+    job = max(FORK_JOB_BYTES, -(-size // forked.MAX_JOBS))
+    cuts = _cuts(fd, ls, ls.at, size, job)
+    if cuts is None or len(cuts) < 3:
+        return False
+    shared = out.shared
+
+    def do_job(j: int) -> tuple[bool, Any]:
+        text = _job_text(fd, cuts[j], cuts[j + 1])
+        if text is None:
+            return False, ("changed", "")
+        res = _FileResult()
+        res.shared = shared
+        try:
+            _decode_batch(text, None, ls, need, fname, res)
+        except _Fallback as e:
+            return False, ("fallback", str(e))
+        except _Stop:
+            return False, ("stop", "")
+        return True, (res.records, res.seen, res.items, res.skipped)
+
+    results = forked.run(len(cuts) - 1, n, do_job)
+    global FORKED_READS, FORK_GAVE_UP
+    for r in results:
+        if r is None:
+            FORK_GAVE_UP += 1
+            return False           # a process failed: read serially
+        ok, value = r
+        if not ok:
+            why, detail = value
+            if why == "fallback":
+                raise _Fallback(detail)
+            if why == "stop":
+                raise _Stop()
+            return False
+    # the last item, the end of the list and what follows it, as the serial read takes them
+    tail = _Reader(io.BytesIO(b'{"items":[' + _pread(fd, size - cuts[-1] - 1, cuts[-1] + 1)), reader.shown)
+    tail.more(0)
+    rest = _ListStream(tail)
+    last = list(rest.batches())
+    if rest.tail_kind and ls.head_kind:
+        raise _Fallback("duplicate keys")
+    ls.tail_kind = rest.tail_kind
+    for records, seen, items, skipped in (r[1] for r in results):
+        out.records += records
+        out.seen += seen
+        out.items += items
+        out.skipped |= skipped
+    for text, spans in last:
+        _decode_batch(text, spans, ls, need, fname, out)
+    FORKED_READS += 1
+    return True
+
+
+FORKED_READS = 0        # files read by several processes, and
+FORK_GAVE_UP = 0        # reads that went on serially after a process failed (tests read them)
 
 
 # ------------------------------------------------------------------ loading, file by file

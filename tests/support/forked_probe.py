@@ -1,0 +1,90 @@
+"""Run in its own process by tests/test_forked_read.py: a process with one thread, as
+``gpuctl`` is, so that gpuctl.collect.forked may fork it (pytest's process may hold
+server threads, and forking it would copy pytest).
+
+``python tests/support/forked_probe.py JSON``; JSON names a mode:
+
+- ``read``: load a snapshot with a need (``collector``, ``args``) with the fork
+  thresholds lowered (``job`` bytes a job), and print the snapshot's records in
+  order, its problems and gaps, and how many files were read by several processes.
+  ``thread``: another thread runs meanwhile. ``kill_children``: every forked reader
+  dies as it starts a job.
+- ``run``: call forked.run on jobs that say which process did them; ``fail`` (job
+  numbers whose result is not ok), ``die`` (jobs a child dies on), ``raise`` (a job
+  that raises in the parent).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+import msgspec  # noqa: E402
+
+from gpuctl.collect import files as F  # noqa: E402
+from gpuctl.collect import forked  # noqa: E402
+from gpuctl.errors import SourceError  # noqa: E402
+
+
+def read(args: dict) -> dict:
+    F.FORK_MIN_BYTES = 0
+    F.FORK_JOB_BYTES = args.get("job", 4096)
+    if args.get("thread"):
+        threading.Thread(target=threading.Event().wait, daemon=True).start()
+    if args.get("kill_children"):
+        parent, real = os.getpid(), F._decode_batch
+
+        def dying(*a, **k):
+            if os.getpid() != parent:
+                os._exit(9)
+            return real(*a, **k)
+
+        F._decode_batch = dying
+    need = F.need_for(args["collector"], args.get("args"))
+    b = msgspec.to_builtins
+    try:
+        snap = F.load_snapshot(args["path"], need)
+        out = {"nodes": [[k, type(v).__name__, b(v)] for k, v in snap.nodes.items()],
+               "pods": [[k, type(v).__name__, b(v)] for k, v in snap.pods.items()],
+               "generic": {k: [b(o) for o in v] for k, v in snap.generic.items()},
+               "malformed": [str(m) for m in snap.malformed],
+               "gaps": sorted(str(g) for g in snap.gaps.values())}
+    except SourceError as e:
+        out = {"error": str(e)}
+    return {"forked": F.FORKED_READS, "gave_up": F.FORK_GAVE_UP, "snap": out}
+
+
+def run(args: dict) -> dict:
+    parent = os.getpid()
+    fail, die, raise_at = set(args.get("fail", ())), set(args.get("die", ())), args.get("raise")
+
+    def do_job(j: int):
+        if os.getpid() != parent and j in die:
+            os._exit(3)
+        if os.getpid() == parent and j == raise_at:
+            raise KeyboardInterrupt
+        time.sleep(0.01)
+        return j not in fail, {"job": j, "by_parent": os.getpid() == parent}
+
+    try:
+        got = forked.run(args["jobs"], args["workers"], do_job)
+        outcome = "returned"
+    except KeyboardInterrupt:
+        got, outcome = None, "raised"
+    try:
+        os.waitpid(-1, os.WNOHANG)
+        children_left = True
+    except ChildProcessError:
+        children_left = False
+    return {"outcome": outcome, "results": got, "children_left": children_left}
+
+
+if __name__ == "__main__":
+    a = json.loads(sys.argv[1])
+    print(json.dumps({"read": read, "run": run}[a["mode"]](a)))

@@ -1,0 +1,172 @@
+"""A large List file read by several processes (gpuctl.collect.forked, files.
+_read_rest_forked) gives the snapshot one process gives: the same records in the same
+order, the same problems, the same errors; and falls back to one process whenever it
+cannot be sure (a child dies, another thread runs).
+
+Each read runs in its own process (tests/support/forked_probe.py), as gpuctl does,
+with the fork thresholds lowered so that a small file is cut into many jobs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROBE = Path(__file__).parent / "support" / "forked_probe.py"
+
+
+def probe(processes: int, **args) -> dict:
+    env = {**os.environ, "GPUCTL_READ_PROCESSES": str(processes)}
+    p = subprocess.run([sys.executable, str(PROBE), json.dumps(args)], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+@pytest.fixture(scope="module")
+def lists(tmp_path_factory) -> Path:
+    """The benchmark's generated cluster, small: kubectl List files, one item a line."""
+    from benchmarks.snapshot_bench import write_lists
+
+    return Path(write_lists(tmp_path_factory.mktemp("forked"), 30, 900)["dir"])
+
+
+def _bound_pod(lists: Path) -> tuple[str, str]:
+    for line in (lists / "pods.json").read_text().splitlines()[400:]:
+        d = json.loads(line.rstrip(","))
+        if d["spec"].get("nodeName") and not d["metadata"]["name"].startswith("nvidia"):
+            return d["metadata"]["namespace"], d["metadata"]["name"]
+    raise AssertionError("no bound pod")
+
+
+NEEDS = {
+    "capacity": ("collect_cluster", {}),
+    "pending": ("collect_cluster", {"for_pending": True}),
+    "pod (Pending target)": ("collect_for_pod", {"ns": "ml", "name": "bench-target"}),
+    "workload": ("collect_for_workload", {"ns": "ml"}),
+    "everything": ("everything", {}),
+}
+
+
+@pytest.mark.parametrize("need", NEEDS, ids=list(NEEDS))
+def test_several_processes_read_what_one_reads(lists, need):
+    collector, args = NEEDS[need]
+    one = probe(1, mode="read", path=str(lists), collector=collector, args=args)
+    several = probe(3, mode="read", path=str(lists), collector=collector, args=args)
+    assert one["forked"] == 0
+    assert several["forked"] >= 1          # pods.json at least was read by several processes
+    assert several["snap"] == one["snap"]
+    assert len(one["snap"]["pods"]) > 100
+
+
+def test_a_bound_target_found_by_any_process_stops_the_read_as_one_process_does(lists):
+    ns, name = _bound_pod(lists)
+    args = {"ns": ns, "name": name}
+    one = probe(1, mode="read", path=str(lists), collector="collect_for_pod", args=args)
+    several = probe(3, mode="read", path=str(lists), collector="collect_for_pod", args=args)
+    assert several["snap"] == one["snap"]
+    target = [p for p in one["snap"]["pods"] if p[0] == f"{ns}/{name}"]
+    assert target and target[0][1] == "Pod"
+
+
+def _with_pods(tmp_path: Path, lists: Path, edit) -> Path:
+    d = tmp_path / "lists"
+    d.mkdir()
+    for f in lists.iterdir():
+        (d / f.name).write_bytes(f.read_bytes())
+    lines = (d / "pods.json").read_text().splitlines()
+    edit(lines)
+    (d / "pods.json").write_text("\n".join(lines) + "\n")
+    return d
+
+
+def test_an_unreadable_field_mid_file_is_the_same_problem(lists, tmp_path):
+    def edit(lines):
+        d = json.loads(lines[500].rstrip(","))
+        d["spec"]["containers"] = "not a list"
+        lines[500] = json.dumps(d, separators=(",", ":")) + ","
+
+    d = _with_pods(tmp_path, lists, edit)
+    one = probe(1, mode="read", path=str(d), collector="collect_cluster", args={"for_pending": True})
+    several = probe(3, mode="read", path=str(d), collector="collect_cluster", args={"for_pending": True})
+    assert several["snap"] == one["snap"]
+    assert any("containers" in m for m in one["snap"]["malformed"])
+
+
+@pytest.mark.parametrize("damage", ["truncated item", "stray bracket"])
+def test_broken_json_mid_file_gives_what_one_process_gives(lists, tmp_path, damage):
+    def edit(lines):
+        lines[600] = lines[600][:200] + ("," if damage == "truncated item" else "]],")
+
+    d = _with_pods(tmp_path, lists, edit)
+    one = probe(1, mode="read", path=str(d), collector="collect_cluster", args={})
+    several = probe(3, mode="read", path=str(d), collector="collect_cluster", args={})
+    assert several["snap"] == one["snap"]
+
+
+def test_a_child_that_dies_leaves_the_file_to_one_process(lists):
+    one = probe(1, mode="read", path=str(lists), collector="collect_cluster", args={"for_pending": True})
+    dying = probe(3, mode="read", path=str(lists), collector="collect_cluster", args={"for_pending": True},
+                  kill_children=True)
+    assert dying["gave_up"] >= 1            # pods.json, at least: its jobs outnumber what the parent takes first
+    assert dying["snap"] == one["snap"]
+
+
+def test_a_process_with_another_thread_is_never_forked(lists):
+    one = probe(1, mode="read", path=str(lists), collector="collect_cluster", args={})
+    threaded = probe(3, mode="read", path=str(lists), collector="collect_cluster", args={}, thread=True)
+    assert threaded["forked"] == 0
+    assert threaded["snap"] == one["snap"]
+
+
+# ------------------------------------------------------------------ forked.run itself
+
+
+def test_jobs_come_back_in_order_from_every_process():
+    got = probe(1, mode="run", jobs=40, workers=3)
+    assert got["outcome"] == "returned" and not got["children_left"]
+    assert [r[1]["job"] for r in got["results"]] == list(range(40))
+    assert all(r[0] for r in got["results"])
+    by_parent = [r[1]["by_parent"] for r in got["results"]]
+    assert any(by_parent) and not all(by_parent)       # the parent and its children both took jobs
+
+
+def test_a_job_that_is_not_ok_stops_the_process_that_ran_it():
+    got = probe(1, mode="run", jobs=40, workers=2, fail=[3])
+    results = got["results"]
+    assert results[3] is not None and results[3][0] is False
+    assert all(r is None or r[0] for i, r in enumerate(results) if i != 3)
+    assert None in results[4:]                           # no process went on to every later job
+    assert not got["children_left"]
+
+
+def test_a_child_that_dies_loses_its_jobs_not_the_others():
+    got = probe(1, mode="run", jobs=30, workers=3, die=[5])
+    results = got["results"]
+    assert results[5] is None
+    assert sum(r is not None for r in results) >= 10
+    assert all(r[1]["job"] == i for i, r in enumerate(results) if r is not None)
+    assert not got["children_left"]
+
+
+def test_an_error_in_the_parent_kills_and_reaps_the_children():
+    got = probe(1, mode="run", jobs=40, workers=3, **{"raise": 6})
+    assert got["outcome"] == "raised"
+    assert not got["children_left"]
+
+
+def test_read_processes_setting(monkeypatch):
+    from gpuctl.collect import forked
+
+    monkeypatch.setenv("GPUCTL_READ_PROCESSES", "1")
+    assert forked.processes() == 1
+    monkeypatch.setenv("GPUCTL_READ_PROCESSES", "3")
+    assert forked.processes() == 3
+    monkeypatch.setenv("GPUCTL_READ_PROCESSES", "many")
+    assert forked.processes() == 1                        # not a number: one process, never a guess
+    monkeypatch.delenv("GPUCTL_READ_PROCESSES")
+    assert 1 <= forked.processes() <= forked.MAX_PROCESSES
