@@ -4,7 +4,10 @@ The synthetic cluster (``benchmarks.synth``) is written as kubectl-style List fi
 (``nodes.json``, ``pods.json``, ``other.json``, one item per line, plus the
 ``snapshot.json`` synth writes), as a directory and as a ``.tar.gz`` of it, and served
 by the benchmark API server (``benchmarks.serve``, its own process) for the live runs.
-Every command is a fresh process timed from outside with GNU time (wall, peak RSS)::
+Every command is a fresh process timed from outside with GNU time (wall, CPU with its
+children's, peak RSS of the largest process). A directory's large List files are read
+by several processes (collect/forked.py); the rows marked "one process" set
+``GPUCTL_PROCESSES=1``, as on macOS, Windows or one CPU::
 
     python -m benchmarks.snapshot_bench                       # 5,000 nodes / 150,000 pods (minutes)
     python -m benchmarks.snapshot_bench --nodes 500 --pods 15000 --reps 3
@@ -151,15 +154,16 @@ def _token(page: bytes) -> str:
 # ------------------------------------------------------------------ timing
 
 
-def timed(cmd: list[str], label: str, expect: tuple[int, ...] = (0, 1)) -> dict:
-    row = _timed(cmd, label, expect)
+def timed(cmd: list[str], label: str, expect: tuple[int, ...] = (0, 1), env: Optional[dict] = None) -> dict:
+    row = _timed(cmd, label, expect, env)
     print(json.dumps(row), file=sys.stderr, flush=True)
     return row
 
 
-def _timed(cmd: list[str], label: str, expect: tuple[int, ...] = (0, 1)) -> dict:
-    """Wall time and peak RSS of one fresh process (GNU time)."""
-    env = dict(os.environ, **ENV)
+def _timed(cmd: list[str], label: str, expect: tuple[int, ...] = (0, 1), extra: Optional[dict] = None) -> dict:
+    """Wall time, CPU time (with its children's) and peak RSS (the largest of the
+    process and its children) of one fresh process (GNU time)."""
+    env = dict(os.environ, **ENV, **(extra or {}))
     stats = Path("/tmp/gpuctl-snapshot-bench.time")
     t0 = time.perf_counter()
     r = subprocess.run([GNU_TIME, "-o", str(stats), "-f", "%e %M %U %S"] + cmd, cwd=ROOT, env=env,
@@ -208,6 +212,14 @@ def run(args: argparse.Namespace) -> dict:
                                      f"gpuctl's read alone (nodes capacity's need) {where}", expect=(0,)), "rep": rep})
                 for name, argv in commands.items():
                     rows.append({**timed(gpuctl(*argv, "--snapshot", src), f"{name} --snapshot {where}"), "rep": rep})
+                if where == "dir":    # one process (GPUCTL_PROCESSES=1: macOS, Windows, one CPU), as a directory forks
+                    one = {"GPUCTL_PROCESSES": "1"}
+                    rows.append({**timed([sys.executable, "-m", "benchmarks.snapshot_bench", "load", src],
+                                         f"gpuctl's read alone (nodes capacity's need) {where}, one process",
+                                         expect=(0,), env=one), "rep": rep})
+                    for name in ("nodes capacity", "diagnose pending -A", "diagnose pod"):
+                        rows.append({**timed(gpuctl(*commands[name], "--snapshot", src),
+                                             f"{name} --snapshot {where}, one process", env=one), "rep": rep})
             if served is not None and "live" not in skip:
                 for name, argv in commands.items():
                     if rep == 0:     # the server's caches warm up (its first answer of a list is slow)

@@ -20,7 +20,7 @@ PROBE = Path(__file__).parent / "support" / "forked_probe.py"
 
 
 def probe(processes: int, **args) -> dict:
-    env = {**os.environ, "GPUCTL_READ_PROCESSES": str(processes)}
+    env = {**os.environ, "GPUCTL_PROCESSES": str(processes)}
     p = subprocess.run([sys.executable, str(PROBE), json.dumps(args)], capture_output=True, text=True, env=env,
                        timeout=120)
     assert p.returncode == 0, p.stderr
@@ -162,11 +162,11 @@ def test_an_error_in_the_parent_kills_and_reaps_the_children():
 def test_read_processes_setting(monkeypatch):
     from gpuctl.collect import forked
 
-    monkeypatch.setenv("GPUCTL_READ_PROCESSES", "1")
+    monkeypatch.setenv("GPUCTL_PROCESSES", "1")
     assert forked.processes() == 1
-    monkeypatch.setenv("GPUCTL_READ_PROCESSES", "3")
+    monkeypatch.setenv("GPUCTL_PROCESSES", "3")
     assert forked.processes() == 3
-    monkeypatch.setenv("GPUCTL_READ_PROCESSES", "many")
+    monkeypatch.setenv("GPUCTL_PROCESSES", "many")
     assert forked.processes() == 1                        # not a number: one process, never a guess
-    monkeypatch.delenv("GPUCTL_READ_PROCESSES")
+    monkeypatch.delenv("GPUCTL_PROCESSES")
     assert 1 <= forked.processes() <= forked.MAX_PROCESSES

@@ -29,7 +29,7 @@ How it works, and why it is safe in a tool that must never make an incident wors
   atexit handlers, no flush of the parent's buffered output) and are killed and
   reaped if the parent stops early (an error, Ctrl-C).
 
-``GPUCTL_READ_PROCESSES``: how many processes read (1: never fork; default: the CPUs
+``GPUCTL_PROCESSES``: how many processes read (1: never fork; default: the CPUs
 this process may run on, at most :data:`MAX_PROCESSES`).
 """
 
@@ -51,7 +51,7 @@ _FRAME = struct.Struct("<HQ")     # job number, pickled length
 
 def processes() -> int:
     """How many processes may read at once here (1: this one only)."""
-    env = os.environ.get("GPUCTL_READ_PROCESSES", "").strip()
+    env = os.environ.get("GPUCTL_PROCESSES", "").strip()
     if env:
         try:
             return max(1, min(int(env), MAX_PROCESSES * 4))
