@@ -1,7 +1,8 @@
-"""A large List file read by several processes (gpuctl.collect.forked, files.
-_read_rest_forked) gives the snapshot one process gives: the same records in the same
-order, the same problems, the same errors; and falls back to one process whenever it
-cannot be sure (a child dies, another thread runs).
+"""A large List file read by several processes gives the snapshot one process gives:
+the same records in the same order, the same problems, the same errors; and falls back
+to one process whenever it cannot be sure (a child dies, another thread runs). Both
+ways: a directory's file cut into jobs (gpuctl.collect.forked.run, files.
+_read_rest_forked) and a ``.tar.gz`` streamed to workers (forked.Pool, files._open_pool).
 
 Each read runs in its own process (tests/support/forked_probe.py), as gpuctl does,
 with the fork thresholds lowered so that a small file is cut into many jobs."""
@@ -12,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,27 @@ def lists(tmp_path_factory) -> Path:
     return Path(write_lists(tmp_path_factory.mktemp("forked"), 30, 900)["dir"])
 
 
+def _tgz(d: Path) -> Path:
+    out = d.parent / (d.name + ".tar.gz")
+    with tarfile.open(out, "w:gz") as tf:
+        for f in sorted(d.iterdir()):
+            tf.add(f, arcname=f"{d.name}/{f.name}")
+    return out
+
+
+def _source(d: Path, how: str) -> str:
+    return str(d if how == "dir" else _tgz(d))
+
+
+def _took_part(got: dict, how: str) -> bool:
+    """Whether other processes read some of it: a directory's file cut into jobs, or
+    jobs a .tar.gz's workers took."""
+    return got["forked"] >= 1 if how == "dir" else got["pool_sent"] >= 1
+
+
+SOURCES = ["dir", "tar.gz"]
+
+
 def _bound_pod(lists: Path) -> tuple[str, str]:
     for line in (lists / "pods.json").read_text().splitlines()[400:]:
         d = json.loads(line.rstrip(","))
@@ -52,29 +75,33 @@ NEEDS = {
 }
 
 
+@pytest.mark.parametrize("how", SOURCES)
 @pytest.mark.parametrize("need", NEEDS, ids=list(NEEDS))
-def test_several_processes_read_what_one_reads(lists, need):
+def test_several_processes_read_what_one_reads(lists, need, how):
     collector, args = NEEDS[need]
-    one = probe(1, mode="read", path=str(lists), collector=collector, args=args)
-    several = probe(3, mode="read", path=str(lists), collector=collector, args=args)
-    assert one["forked"] == 0
-    assert several["forked"] >= 1          # pods.json at least was read by several processes
+    src = _source(lists, how)
+    one = probe(1, mode="read", path=src, collector=collector, args=args)
+    several = probe(3, mode="read", path=src, collector=collector, args=args)
+    assert not _took_part(one, how)
+    assert _took_part(several, how)          # pods.json at least was read by several processes
     assert several["snap"] == one["snap"]
     assert len(one["snap"]["pods"]) > 100
 
 
-def test_a_bound_target_found_by_any_process_stops_the_read_as_one_process_does(lists):
+@pytest.mark.parametrize("how", SOURCES)
+def test_a_bound_target_found_by_any_process_stops_the_read_as_one_process_does(lists, how):
     ns, name = _bound_pod(lists)
     args = {"ns": ns, "name": name}
-    one = probe(1, mode="read", path=str(lists), collector="collect_for_pod", args=args)
-    several = probe(3, mode="read", path=str(lists), collector="collect_for_pod", args=args)
+    src = _source(lists, how)
+    one = probe(1, mode="read", path=src, collector="collect_for_pod", args=args)
+    several = probe(3, mode="read", path=src, collector="collect_for_pod", args=args)
     assert several["snap"] == one["snap"]
     target = [p for p in one["snap"]["pods"] if p[0] == f"{ns}/{name}"]
     assert target and target[0][1] == "Pod"
 
 
 def _with_pods(tmp_path: Path, lists: Path, edit) -> Path:
-    d = tmp_path / "lists"
+    d = tmp_path / "edited"
     d.mkdir()
     for f in lists.iterdir():
         (d / f.name).write_bytes(f.read_bytes())
@@ -84,42 +111,51 @@ def _with_pods(tmp_path: Path, lists: Path, edit) -> Path:
     return d
 
 
-def test_an_unreadable_field_mid_file_is_the_same_problem(lists, tmp_path):
+@pytest.mark.parametrize("how", SOURCES)
+def test_an_unreadable_field_mid_file_is_the_same_problem(lists, tmp_path, how):
     def edit(lines):
         d = json.loads(lines[500].rstrip(","))
         d["spec"]["containers"] = "not a list"
         lines[500] = json.dumps(d, separators=(",", ":")) + ","
 
-    d = _with_pods(tmp_path, lists, edit)
-    one = probe(1, mode="read", path=str(d), collector="collect_cluster", args={"for_pending": True})
-    several = probe(3, mode="read", path=str(d), collector="collect_cluster", args={"for_pending": True})
+    src = _source(_with_pods(tmp_path, lists, edit), how)
+    one = probe(1, mode="read", path=src, collector="collect_cluster", args={"for_pending": True})
+    several = probe(3, mode="read", path=src, collector="collect_cluster", args={"for_pending": True})
     assert several["snap"] == one["snap"]
     assert any("containers" in m for m in one["snap"]["malformed"])
 
 
+@pytest.mark.parametrize("how", SOURCES)
 @pytest.mark.parametrize("damage", ["truncated item", "stray bracket"])
-def test_broken_json_mid_file_gives_what_one_process_gives(lists, tmp_path, damage):
+def test_broken_json_mid_file_gives_what_one_process_gives(lists, tmp_path, damage, how):
     def edit(lines):
         lines[600] = lines[600][:200] + ("," if damage == "truncated item" else "]],")
 
-    d = _with_pods(tmp_path, lists, edit)
-    one = probe(1, mode="read", path=str(d), collector="collect_cluster", args={})
-    several = probe(3, mode="read", path=str(d), collector="collect_cluster", args={})
+    src = _source(_with_pods(tmp_path, lists, edit), how)
+    one = probe(1, mode="read", path=src, collector="collect_cluster", args={})
+    several = probe(3, mode="read", path=src, collector="collect_cluster", args={})
     assert several["snap"] == one["snap"]
 
 
-def test_a_child_that_dies_leaves_the_file_to_one_process(lists):
-    one = probe(1, mode="read", path=str(lists), collector="collect_cluster", args={"for_pending": True})
-    dying = probe(3, mode="read", path=str(lists), collector="collect_cluster", args={"for_pending": True},
+@pytest.mark.parametrize("how", SOURCES)
+def test_a_child_that_dies_leaves_its_work_to_this_process(lists, how):
+    src = _source(lists, how)
+    one = probe(1, mode="read", path=src, collector="collect_cluster", args={"for_pending": True})
+    dying = probe(3, mode="read", path=src, collector="collect_cluster", args={"for_pending": True},
                   kill_children=True)
-    assert dying["gave_up"] >= 1            # pods.json, at least: its jobs outnumber what the parent takes first
+    if how == "dir":
+        assert dying["gave_up"] >= 1        # pods.json, at least: its jobs outnumber what the parent takes first
+    else:
+        assert dying["pool_sent"] >= 1      # jobs went to workers that died: done here again
     assert dying["snap"] == one["snap"]
 
 
-def test_a_process_with_another_thread_is_never_forked(lists):
-    one = probe(1, mode="read", path=str(lists), collector="collect_cluster", args={})
-    threaded = probe(3, mode="read", path=str(lists), collector="collect_cluster", args={}, thread=True)
-    assert threaded["forked"] == 0
+@pytest.mark.parametrize("how", SOURCES)
+def test_a_process_with_another_thread_is_never_forked(lists, how):
+    src = _source(lists, how)
+    one = probe(1, mode="read", path=src, collector="collect_cluster", args={})
+    threaded = probe(3, mode="read", path=src, collector="collect_cluster", args={}, thread=True)
+    assert not _took_part(threaded, how)
     assert threaded["snap"] == one["snap"]
 
 
@@ -157,6 +193,43 @@ def test_an_error_in_the_parent_kills_and_reaps_the_children():
     got = probe(1, mode="run", jobs=40, workers=3, **{"raise": 6})
     assert got["outcome"] == "raised"
     assert not got["children_left"]
+
+
+# ------------------------------------------------------------------ forked.Pool itself
+
+
+def _pool(**args) -> dict:
+    got = probe(1, mode="pool", **args)
+    if got["results"] is not None:
+        assert [r[1]["job"] for r in got["results"]] == list(range(args["jobs"]))
+        assert [r[1]["text"] for r in got["results"]] == [f"text {j}" for j in range(args["jobs"])]
+    assert not got["children_left"]
+    return got
+
+
+def test_a_pool_gives_every_job_back_in_order_from_workers_and_this_process():
+    got = _pool(jobs=40, workers=2)
+    by = [r[1]["by"] for r in got["results"]]
+    assert "worker" in by and "parent" in by
+    assert [j for j, b in enumerate(by) if b == "worker"] == got["sent"]
+
+
+def test_a_pool_worker_that_dies_has_its_job_done_here():
+    got = _pool(jobs=30, workers=2, die=[5])
+    assert 5 in got["sent"]
+    assert got["results"][5][1]["by"] == "parent"
+
+
+def test_a_job_a_pool_worker_fails_is_done_here():
+    got = _pool(jobs=30, workers=2, fail=[3])
+    assert 3 in got["sent"]                     # two workers, two jobs each: the first four go to them
+    assert got["results"][3][1]["by"] == "parent"
+    assert got["results"][4][1]["by"] in ("worker", "parent")
+
+
+def test_an_error_here_kills_and_reaps_the_pool():
+    got = _pool(jobs=40, workers=2, **{"raise": 12})
+    assert got["outcome"] == "raised"
 
 
 def test_read_processes_setting(monkeypatch):

@@ -786,6 +786,7 @@ class _ListStream:
         self.comma_off = 0
         self.items = 0
         self.at = -1
+        self.batch: Optional[int] = None     # at most this many bytes a batch cut at separators (else: all read)
 
     @property
     def list_kind(self) -> str:
@@ -876,10 +877,14 @@ class _ListStream:
             return
         first = True
         while True:
-            if self.sep is not None and not r.eof and len(r.buf) - seg < STREAM_BATCH + STREAM_CHUNK:
-                seg -= r.more(seg)
+            if self.sep is not None and not r.eof and len(r.buf) - seg < (
+                    STREAM_BATCH + STREAM_CHUNK if self.batch is None else self.batch):
+                seg -= r.more(seg)     # (small batches: read on only when less than one is left, copying less)
             if self.sep is not None:
-                k = r.buf.rfind(self.sep, seg + 1)
+                k = r.buf.rfind(self.sep, seg + 1) if self.batch is None else \
+                    (r.buf.rfind(self.sep, seg + 1, seg + 1 + self.batch) if len(r.buf) - seg > self.batch else -1)
+                if k <= seg and self.batch is not None:
+                    k = r.buf.rfind(self.sep, seg + 1)
                 if k > seg:
                     c = k + self.comma_off
                     picked = pick(r.buf, seg + 1, c) if pick is not None else None
@@ -1289,10 +1294,12 @@ def _decode_one(kind: str, raw: Any, need: Need, fname: str, out: _FileResult) -
 _UNICODE_ESCAPE = re.compile(rb"\\u")
 
 
-def _stream_json_file(reader: _Reader, fname: str, need: Need, skip_if: Optional[str] = None) -> Optional[_FileResult]:
+def _stream_json_file(reader: _Reader, fname: str, need: Need, skip_if: Optional[str] = None,
+                      pool: Optional[Any] = None) -> Optional[_FileResult]:
     """Decode one JSON List file in bounded memory; None when it was not read because
     its first object is of ``skip_if``, a kind the command does not need. Raises
-    _Fallback when the whole-file reader must read it instead."""
+    _Fallback when the whole-file reader must read it instead. ``pool``: forked
+    workers (forked.Pool, made for ``need``) that take the batches after the first."""
     out = _FileResult()
     ls = _ListStream(reader)
     # A file `snapshot save` names pods.json, whose first object is a Pod, is taken to
@@ -1322,6 +1329,10 @@ def _stream_json_file(reader: _Reader, fname: str, need: Need, skip_if: Optional
         return out
 
     forkable = needle is None and _forkable(reader)
+    pool = pool if needle is None else None
+    if pool is not None:
+        ls.batch = pool.job_bytes - 1024       # (the job's own header and meta fit too)
+    parts: list[tuple[int, Optional[tuple[bool, Any]]]] = []     # with a pool: each batch's job, or its result
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -1338,7 +1349,17 @@ def _stream_json_file(reader: _Reader, fname: str, need: Need, skip_if: Optional
                     return None
                 skip_if = None
                 pods_only = needle is not None and first is not None and first.kind == "Pod"
+            if pool is not None and not first_batch and spans is None:
+                job, res = pool.send((fname, ls.sep, ls.comma_off, ls.head_kind, need.slim_pods), text,
+                                     lambda t: _job(t, ls, need, fname, out.shared))
+                parts.append((job, res))
+                if res is not None and not res[0]:
+                    break              # this batch stops the read: nothing after it is needed
+                continue
             first_batch = False
+            if parts:   # an item-by-item batch after pooled ones (the end of the list): in order
+                parts.append((-1, _job(text, ls, need, fname, out.shared, spans)))
+                continue
             _decode_batch(text, spans, ls, need, fname, out)
             if forkable:
                 forkable = False
@@ -1347,6 +1368,11 @@ def _stream_json_file(reader: _Reader, fname: str, need: Need, skip_if: Optional
     finally:
         if enabled:
             gc.enable()
+        done = pool.results() if parts else {}
+    for job, res in parts:              # in file order: the first batch that stopped the read decides
+        res = res if res is not None else done[job]
+        _raise_for(res)
+        _merge(out, res)
     if out.seen == 0 and not out.skipped and not (out.items == 0 and ls.list_kind.endswith("List")):
         raise _Fallback("no objects")      # the whole-file reader says why, as before
     return out
@@ -1356,6 +1382,7 @@ def _stream_json_file(reader: _Reader, fname: str, need: Need, skip_if: Optional
 
 FORK_MIN_BYTES = 16 << 20         # a List file at least this large is shared between processes (forked.py)
 FORK_JOB_BYTES = 2 << 20          # bytes of items a job (smaller batches decode faster; see forked.py)
+FORK_MIN_TARBALL = 4 << 20        # a .tar.gz at least this large (compressed) is read with forked workers
 _TAIL_WINDOW = 1 << 20            # bytes read back from the end at a time, to find the last item
 _CUT_WINDOW = 64 << 10            # bytes read at first where a job is to end, to find a separator
 
@@ -1462,21 +1489,11 @@ def _read_rest_forked(reader: _Reader, ls: _ListStream, need: Need, fname: str, 
     cuts = _cuts(fd, ls, ls.at, size, job)
     if cuts is None or len(cuts) < 3:
         return False
-    shared = out.shared
-
     def do_job(j: int) -> tuple[bool, Any]:
         text = _job_text(fd, cuts[j], cuts[j + 1])
         if text is None:
             return False, ("changed", "")
-        res = _FileResult()
-        res.shared = shared
-        try:
-            _decode_batch(text, None, ls, need, fname, res)
-        except _Fallback as e:
-            return False, ("fallback", str(e))
-        except _Stop:
-            return False, ("stop", "")
-        return True, (res.records, res.seen, res.items, res.skipped)
+        return _job(text, ls, need, fname, out.shared)
 
     results = forked.run(len(cuts) - 1, n, do_job)
     global FORKED_READS, FORK_GAVE_UP
@@ -1484,14 +1501,9 @@ def _read_rest_forked(reader: _Reader, ls: _ListStream, need: Need, fname: str, 
         if r is None:
             FORK_GAVE_UP += 1
             return False           # a process failed: read serially
-        ok, value = r
-        if not ok:
-            why, detail = value
-            if why == "fallback":
-                raise _Fallback(detail)
-            if why == "stop":
-                raise _Stop()
+        if not r[0] and r[1][0] == "changed":
             return False
+        _raise_for(r)
     # the last item, the end of the list and what follows it, as the serial read takes them
     tail = _Reader(io.BytesIO(b'{"items":[' + _pread(fd, size - cuts[-1] - 1, cuts[-1] + 1)), reader.shown)
     tail.more(0)
@@ -1500,19 +1512,80 @@ def _read_rest_forked(reader: _Reader, ls: _ListStream, need: Need, fname: str, 
     if rest.tail_kind and ls.head_kind:
         raise _Fallback("duplicate keys")
     ls.tail_kind = rest.tail_kind
-    for records, seen, items, skipped in (r[1] for r in results):
-        out.records += records
-        out.seen += seen
-        out.items += items
-        out.skipped |= skipped
+    for r in results:
+        _merge(out, r)
     for text, spans in last:
         _decode_batch(text, spans, ls, need, fname, out)
     FORKED_READS += 1
     return True
 
 
+def _job(text: Any, ls: Any, need: Need, fname: str, shared: "_Shared", spans: Any = None) -> tuple[bool, Any]:
+    """One job of items decoded, in this process or a forked one: (True, what it adds
+    to the file's _FileResult), or (False, why the read stops there: "fallback" or "stop")."""
+    res = _FileResult()
+    res.shared = shared
+    try:
+        _decode_batch(text, spans, ls, need, fname, res)
+    except _Fallback as e:
+        return False, ("fallback", str(e))
+    except _Stop:
+        return False, ("stop", "")
+    return True, (res.records, res.seen, res.items, res.skipped)
+
+
+def _raise_for(result: tuple[bool, Any]) -> None:
+    """A job that stopped the read: what a single process would have raised there."""
+    ok, value = result
+    if not ok:
+        if value[0] == "stop":
+            raise _Stop()
+        raise _Fallback(value[1] or value[0])
+
+
+def _merge(out: "_FileResult", result: tuple[bool, Any]) -> None:
+    records, seen, items, skipped = result[1]
+    out.records += records
+    out.seen += seen
+    out.items += items
+    out.skipped |= skipped
+
+
+class _Cut:
+    """What a job's decoding reads of its file's _ListStream, sent to a pool worker."""
+
+    __slots__ = ("sep", "comma_off", "head_kind")
+
+    def __init__(self, sep: Optional[bytes], comma_off: int, head_kind: str):
+        self.sep, self.comma_off, self.head_kind = sep, comma_off, head_kind
+
+
+def _open_pool(size: int, need: Need) -> Optional[Any]:
+    """Workers for a ``.tar.gz`` of ``size`` bytes (forked.Pool), forked before its
+    inflater thread starts; None where one process reads (too small, one CPU, not Linux,
+    another thread). A worker decodes the jobs of any file read with ``need``, or with
+    it without slim pods (as _LoadState.need reads a file before the snapshot's time)."""
+    from . import forked
+
+    n = forked.processes()
+    if size < FORK_MIN_TARBALL or n < 2 or not forked.can_fork():
+        return None
+    shared: dict[str, _Shared] = {}
+    import dataclasses
+
+    # a file read before the snapshot says when it was taken is read without slim pods (_LoadState.need)
+    needs = {need.slim_pods: need, False: dataclasses.replace(need, slim_pods=False)}
+
+    def work(meta: tuple, text: Any) -> tuple[bool, Any]:
+        fname, sep, comma_off, head_kind, slim = meta
+        return _job(text, _Cut(sep, comma_off, head_kind), needs[slim], fname, shared.setdefault(fname, _Shared()))
+
+    return forked.Pool(n - 1, work)
+
+
 FORKED_READS = 0        # files read by several processes, and
-FORK_GAVE_UP = 0        # reads that went on serially after a process failed (tests read them)
+FORK_GAVE_UP = 0        # reads that went on serially after a process failed, and
+POOL_JOBS_SENT = 0      # jobs a .tar.gz's workers took (tests read them)
 
 
 # ------------------------------------------------------------------ loading, file by file
@@ -1526,6 +1599,7 @@ class _LoadState:
         self.wanted = need
         self.skipped: set[str] = set()
         self.captured = False
+        self.pool: Optional[Any] = None     # forked workers decoding for ``wanted`` (a .tar.gz)
 
     @property
     def need(self) -> Need:
@@ -1586,7 +1660,7 @@ def _load_object_into(out: _FileResult, f: Any, name: str, read_all: Callable[[]
     if name.endswith(".json") or reader.buf.lstrip()[:1] in (b"{", b"["):
         skip = _skip_kind(name, st.need)
         try:
-            res = _stream_json_file(reader, name, st.need, skip)
+            res = _stream_json_file(reader, name, st.need, skip, st.pool)
         except _Fallback:
             res = False
         if res is None:
@@ -1682,20 +1756,34 @@ def _load_tarball_stream(p: Path, need: Need) -> Snapshot:
     except OSError as e:
         raise SourceError(f"snapshot {p}: not a readable tar.gz bundle ({e})") from None
     with raw:
+        # workers are forked before the inflater's thread starts (forked.can_fork)
+        pool = _open_pool(os.fstat(raw.fileno()).st_size, need)
         try:
-            tf, inflater = open_stream(raw)
-        except (tarfile.TarError, OSError, EOFError) as e:
-            raise SourceError(f"snapshot {p}: not a readable tar.gz bundle ({e})") from None
-        try:
-            return _load_tarball_members(p, need, tf)
+            try:
+                tf, inflater = open_stream(raw)
+            except (tarfile.TarError, OSError, EOFError) as e:
+                raise SourceError(f"snapshot {p}: not a readable tar.gz bundle ({e})") from None
+            try:
+                return _load_tarball_members(p, need, tf, pool)
+            finally:
+                if inflater is not None:
+                    inflater.close()
+        except BaseException:
+            if pool is not None:
+                pool.close(kill=True)
+                pool = None
+            raise
         finally:
-            if inflater is not None:
-                inflater.close()
+            if pool is not None:
+                global POOL_JOBS_SENT
+                POOL_JOBS_SENT += pool.sent
+                pool.close()
 
 
-def _load_tarball_members(p: Path, need: Need, tf: tarfile.TarFile) -> Snapshot:
+def _load_tarball_members(p: Path, need: Need, tf: tarfile.TarFile, pool: Optional[Any] = None) -> Snapshot:
     snap = Snapshot(source="snapshot")
     st = _LoadState(need)
+    st.pool = pool
     prefix: Optional[str] = None
     seen_names: set[str] = set()
     results: dict[str, _FileResult] = {}

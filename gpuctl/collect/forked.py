@@ -178,3 +178,242 @@ def _collect(fd: int, results: list[Optional[tuple[bool, Any]]]) -> None:
             if len(data) != n or job >= len(results):
                 return
             results[job] = pickle.loads(data)
+
+
+# ------------------------------------------------------------------ jobs streamed to forked workers
+
+_HEAD = struct.Struct("<IIQ")     # job number, pickled meta length, text length
+_PFRAME = struct.Struct("<IQ")    # job number, pickled result length
+_READY = struct.Struct("<Bi")     # worker, job finished (-1: none yet)
+_POLL_MS = 200                    # how long the parent waits for a worker before it checks they live
+_PIPE_BYTES = 1 << 20             # a worker's pipe (Linux allows an unprivileged process up to 1 MiB)
+_JOB_BYTES = _PIPE_BYTES - (64 << 10)   # a job at most, with its header: one waits whole in the pipe
+
+
+class Pool:
+    """Workers forked now, before the caller starts any thread (a ``.tar.gz``'s
+    inflater), that take jobs as the caller cuts them from a stream.
+
+    ``work(meta, text)``, given now, runs in a worker. A job's text goes through the
+    worker's own pipe, whose buffer holds a whole job (``job_bytes``), so the caller
+    hands a job to a busy worker without waiting: each worker has one job running and
+    one waiting in its pipe (and memory stays bounded). When every worker has both, the
+    caller does the job itself (``send``'s ``local``): its stream never waits, and a
+    slow machine simply does more of the work here. A worker appends each job's
+    pickled result to its own anonymous memory file, then says which job it finished
+    on a pipe shared by the workers. ``results()`` waits for the jobs in flight and
+    returns them; a worker that died (checked every _POLL_MS while waiting) or failed a
+    job has that job done here, with ``local``. ``close()`` ends the workers (end of
+    their pipes) and reaps them; on an error it kills them."""
+
+    def __init__(self, workers: int, work: Callable[[Any, bytearray], tuple[bool, Any]]):
+        self._next = 0
+        self._flight: dict[int, tuple[int, bytes, Callable]] = {}    # job -> (worker, text, local)
+        self._done: dict[int, tuple[bool, Any]] = {}
+        self._pids: list[int] = []
+        self._pipes: list[int] = []
+        self._fds: list[int] = []
+        self._offsets: list[int] = []
+        self._load: list[int] = []          # jobs in flight, per worker
+        self._alive: list[bool] = []
+        self.job_bytes = _JOB_BYTES
+        self._depth = 2
+        self.sent = 0
+        self._ready_r, ready_w = os.pipe()
+        try:
+            for k in range(workers):
+                data_r, data_w = os.pipe()
+                if _pipe_size(data_w, _PIPE_BYTES) < _PIPE_BYTES:
+                    self._depth = 1         # a waiting job would not fit: one at a time
+                fd = os.memfd_create(f"gpuctl-pool-{k}", os.MFD_CLOEXEC)
+                pid = os.fork()
+                if pid == 0:
+                    for w in self._pipes:       # a later worker must not hold an earlier one's pipe open
+                        os.close(w)
+                    os.close(data_w)
+                    os.close(self._ready_r)
+                    _worker(k, data_r, fd, ready_w, work)
+                os.close(data_r)
+                self._pids.append(pid)
+                self._pipes.append(data_w)
+                self._fds.append(fd)
+                self._offsets.append(0)
+                self._load.append(0)
+                self._alive.append(True)
+        except BaseException:
+            os.close(ready_w)
+            self.close(kill=True)
+            raise
+        os.close(ready_w)
+        os.set_blocking(self._ready_r, False)
+
+    # -------------------------------------------------------------- the caller's side
+
+    def send(self, meta: Any, text: bytes, local: Callable[[bytes], tuple[bool, Any]]
+             ) -> tuple[int, Optional[tuple[bool, Any]]]:
+        """Hand a job to a worker with room: (job, None); or, none having room, do it
+        here with ``local(text)``: (job, its result). ``local`` also does the job if its
+        worker dies or fails it."""
+        job = self._next
+        self._next += 1
+        self._poll(block=False)
+        m = pickle.dumps(meta, protocol=pickle.HIGHEST_PROTOCOL)
+        while True:
+            free = [k for k, n in enumerate(self._load) if self._alive[k] and n < self._depth]
+            if not free or len(text) + len(m) + _HEAD.size > (self.job_bytes if self._depth > 1 else 1 << 62):
+                return job, local(text)
+            k = min(free, key=self._load.__getitem__)
+            try:
+                _write_all(self._pipes[k], _HEAD.pack(job, len(m), len(text)) + m)
+                _write_all(self._pipes[k], text)
+            except OSError:                 # the worker is gone (EPIPE): another, or here
+                self._alive[k] = False
+                continue
+            self._flight[job] = (k, text, local)
+            self._load[k] += 1
+            self.sent += 1
+            return job, None
+
+    def results(self) -> dict[int, tuple[bool, Any]]:
+        """Every job handed to a worker so far, finished: job -> (ok, value)."""
+        while self._flight:
+            if not self._poll(block=True):
+                self._check_workers()
+        out, self._done = self._done, {}
+        return out
+
+    def close(self, kill: bool = False) -> None:
+        for w in self._pipes:
+            os.close(w)
+        self._pipes = []
+        for pid in self._pids:
+            try:
+                if kill:
+                    os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        self._pids = []
+        for fd in self._fds:
+            os.close(fd)
+        self._fds = []
+        if self._ready_r >= 0:
+            os.close(self._ready_r)
+            self._ready_r = -1
+
+    # -------------------------------------------------------------- bookkeeping
+
+    def _poll(self, block: bool) -> bool:
+        """Take the workers' "finished" messages; False when none came (in _POLL_MS, block)."""
+        if block:
+            import select
+
+            p = select.poll()
+            p.register(self._ready_r, select.POLLIN)
+            if not p.poll(_POLL_MS):
+                return False
+        try:
+            data = os.read(self._ready_r, _READY.size * 256)
+        except BlockingIOError:
+            return False
+        if not data:                        # every worker has gone
+            self._alive = [False] * len(self._alive)
+            self._check_workers()
+            return True
+        for k, job in _READY.iter_unpack(data[: len(data) - len(data) % _READY.size]):
+            if job in self._flight:
+                self._load[k] -= 1
+                self._collect(k)
+                if job in self._flight:     # its result is not there: the worker failed it
+                    self._redo(job)
+        return True
+
+    def _collect(self, k: int) -> None:
+        fd, at = self._fds[k], self._offsets[k]
+        size = os.lseek(fd, 0, os.SEEK_END)
+        while at + _PFRAME.size <= size:
+            job, n = _PFRAME.unpack(os.pread(fd, _PFRAME.size, at))
+            if at + _PFRAME.size + n > size:
+                break
+            data = _read_at(fd, n, at + _PFRAME.size)
+            at += _PFRAME.size + n
+            if job in self._flight:
+                del self._flight[job]
+                self._done[job] = pickle.loads(data)
+        self._offsets[k] = at
+
+    def _check_workers(self) -> None:
+        """Jobs of workers that have exited are done here."""
+        for job, (k, _, _) in list(self._flight.items()):
+            if self._alive[k]:
+                try:
+                    pid, _ = os.waitpid(self._pids[k], os.WNOHANG)
+                except ChildProcessError:
+                    pid = self._pids[k]
+                if pid == 0:
+                    continue
+                self._alive[k] = False
+            self._collect(k)
+            if job in self._flight:
+                self._redo(job)
+
+    def _redo(self, job: int) -> None:
+        _, text, local = self._flight.pop(job)
+        self._done[job] = local(text)
+
+
+def _pipe_size(fd: int, want: int) -> int:
+    """Ask for a pipe buffer of ``want`` bytes (Linux); the size it has."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, want)
+        return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+    except (ImportError, AttributeError, OSError):
+        return 0
+
+
+def _read_at(fd: int, n: int, at: int) -> bytes:
+    parts, got = [], 0
+    while got < n:
+        b = os.pread(fd, n - got, at + got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return b"".join(parts)
+
+
+def _read_exact(fd: int, buf: memoryview) -> bool:
+    got = 0
+    while got < len(buf):
+        n = os.readv(fd, [buf[got:]])
+        if n == 0:
+            return False
+        got += n
+    return True
+
+
+def _worker(k: int, data_r: int, fd: int, ready_w: int, work: Callable[[Any, bytearray], tuple[bool, Any]]) -> None:
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        head = bytearray(_HEAD.size)
+        while _read_exact(data_r, memoryview(head)):
+            job, mlen, tlen = _HEAD.unpack(head)
+            m = bytearray(mlen)
+            text = bytearray(tlen)
+            if not (_read_exact(data_r, memoryview(m)) and _read_exact(data_r, memoryview(text))):
+                break
+            try:
+                data = pickle.dumps(work(pickle.loads(m), text), protocol=pickle.HIGHEST_PROTOCOL)
+            except BaseException:      # noqa: B036 - the parent does this job itself
+                data = None
+            if data is not None:
+                _write_all(fd, _PFRAME.pack(job, len(data)))
+                _write_all(fd, data)
+            _write_all(ready_w, _READY.pack(k, job))
+    except BaseException:              # noqa: B036
+        code = 1
+    finally:
+        os._exit(code)

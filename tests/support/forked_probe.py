@@ -12,6 +12,8 @@ server threads, and forking it would copy pytest).
 - ``run``: call forked.run on jobs that say which process did them; ``fail`` (job
   numbers whose result is not ok), ``die`` (jobs a child dies on), ``raise`` (a job
   that raises in the parent).
+- ``pool``: send jobs to a forked.Pool; ``die`` (jobs a worker dies on), ``fail``
+  (jobs a worker raises on), ``raise`` (a job that raises in this process).
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ from gpuctl.errors import SourceError  # noqa: E402
 
 def read(args: dict) -> dict:
     F.FORK_MIN_BYTES = 0
+    F.FORK_MIN_TARBALL = 0
     F.FORK_JOB_BYTES = args.get("job", 4096)
+    forked._JOB_BYTES = args.get("job", 4096) + 2048
     if args.get("thread"):
         threading.Thread(target=threading.Event().wait, daemon=True).start()
     if args.get("kill_children"):
@@ -57,7 +61,7 @@ def read(args: dict) -> dict:
                "gaps": sorted(str(g) for g in snap.gaps.values())}
     except SourceError as e:
         out = {"error": str(e)}
-    return {"forked": F.FORKED_READS, "gave_up": F.FORK_GAVE_UP, "snap": out}
+    return {"forked": F.FORKED_READS, "gave_up": F.FORK_GAVE_UP, "pool_sent": F.POOL_JOBS_SENT, "snap": out}
 
 
 def run(args: dict) -> dict:
@@ -85,6 +89,50 @@ def run(args: dict) -> dict:
     return {"outcome": outcome, "results": got, "children_left": children_left}
 
 
+def pool(args: dict) -> dict:
+    parent = os.getpid()
+    die, fail, raise_at = set(args.get("die", ())), set(args.get("fail", ())), args.get("raise")
+
+    def work(meta, text):
+        j = meta
+        if j in die:
+            os._exit(3)
+        if j in fail:
+            raise ValueError("worker fails")
+        time.sleep(0.005)
+        return True, {"job": j, "text": bytes(text).decode(), "by": "worker"}
+
+    def local(j):
+        def do(text):
+            if raise_at is not None and j >= raise_at:    # the first job done here from then on
+                raise KeyboardInterrupt
+            time.sleep(0.02)     # this process is slower: workers have room for most jobs
+            return True, {"job": j, "text": bytes(text).decode(), "by": "parent"}
+        return do
+
+    got, outcome, sent = {}, "returned", []
+    p = forked.Pool(args["workers"], work)
+    try:
+        for j in range(args["jobs"]):
+            job, res = p.send(j, f"text {j}".encode(), local(j))
+            got[job] = res
+            if res is None:
+                sent.append(job)
+        done = p.results()
+        got = {job: (res if res is not None else done[job]) for job, res in got.items()}
+        p.close()
+    except KeyboardInterrupt:
+        p.close(kill=True)
+        outcome = "raised"
+    try:
+        os.waitpid(-1, os.WNOHANG)
+        children_left = True
+    except ChildProcessError:
+        children_left = False
+    return {"outcome": outcome, "results": [got[j] for j in sorted(got)] if outcome == "returned" else None,
+            "children_left": children_left, "sent": sent}
+
+
 if __name__ == "__main__":
     a = json.loads(sys.argv[1])
-    print(json.dumps({"read": read, "run": run}[a["mode"]](a)))
+    print(json.dumps({"read": read, "run": run, "pool": pool}[a["mode"]](a)))
