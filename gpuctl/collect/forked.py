@@ -1,35 +1,38 @@
-"""Jobs shared between this process and forked copies of it, each taking the next job
-when it is free; the results come back in job order.
+"""Decoding shared between this process and forked copies of it (docs/decisions.md (ai)).
 
 Decoding a large JSON List file is CPU work that holds the GIL (msgspec builds Python
-objects), so threads cannot share it; processes can. ``files._read_rest_forked`` cuts
-the items of a large ``pods.json`` into jobs and hands them to :func:`run`. On a
-2-core machine a 150,000-pod file is read about 40% faster; with more cores, faster
-still (docs/benchmarks.md).
+objects), so threads cannot share it; processes can. Two ways, both used by
+``files``:
 
-How it works, and why it is safe in a tool that must never make an incident worse:
+- :func:`run`: jobs known ahead (a directory's file cut into jobs at item separators,
+  ``files._read_rest_forked``). This process and ``workers - 1`` children each claim
+  the next job from a pipe that holds one two-byte number per job (a pipe read is
+  atomic against other reads), so a process that is slower takes fewer jobs.
+  Children append results to anonymous memory files (``memfd``), read once each has
+  exited.
+- :class:`Pool`: jobs cut from a stream as it comes (a ``.tar.gz``'s inflated
+  members, ``files._open_pool``). Workers are forked before the caller starts any
+  thread, and each job goes to a worker with room through that worker's pipe, or is
+  done by the caller when none has.
 
-- **fork, on Linux only, from a process with one thread.** The children are copies of
-  this process at the moment of the fork: they already hold the decoders, the need and
-  the file's structure, and nothing is sent to them. A process with other threads
-  (``gpuctl serve``, the MCP server, a ``.tar.gz``'s inflater) is never forked, since
-  a lock held by another thread would stay held in the child. macOS and Windows, where
-  fork is unsafe or missing, read in one process, as before.
-- **Jobs are claimed, not assigned.** A pipe holds two bytes per job; each process
-  reads two bytes to claim the next job (a pipe read is atomic against other reads),
-  so a process that is slower or busy with other work simply takes fewer jobs.
-- **Results come back through anonymous memory files** (``memfd``), one per child,
-  read once the child has exited: a child never waits on the parent.
-- **The parent decodes too**, and keeps its own results as they are; a child's
-  results are pickled records (pickle keeps the records' shared parts shared).
-  Nothing but this process's own children writes what is unpickled.
-- **Anything odd means the caller reads serially.** A child that crashes, is killed,
-  or leaves a job undone gives ``None`` for that job; the caller then reads the file
-  in one process, exactly as it would have. Children leave with ``os._exit`` (no
-  atexit handlers, no flush of the parent's buffered output) and are killed and
-  reaped if the parent stops early (an error, Ctrl-C).
+Why this is safe in a tool that must never make an incident worse:
 
-``GPUCTL_PROCESSES``: how many processes read (1: never fork; default: the CPUs
+- **fork, on Linux only, from a process with one thread** (:func:`can_fork`). A
+  child is a copy of this process: it already holds the decoders and the command's
+  need, and nothing but job numbers and texts is sent to it. A process with other
+  threads (``gpuctl serve``, the MCP server) is never forked, since a lock held by
+  another thread would stay held in the child. macOS and Windows, where fork is
+  unsafe or missing, read in one process, as before.
+- **Results are pickled records** (pickle keeps the records' shared parts shared),
+  written only by this process's own children.
+- **Anything odd means this process does the work**: :func:`run` gives ``None`` for a
+  job a child left undone (the caller then reads serially), :class:`Pool` does a job
+  whose worker died or failed it with the caller's ``local``. Children leave with
+  ``os._exit`` (no atexit handlers, no flush of the parent's buffered output), never
+  write to stdout or stderr, and are killed and reaped if the parent stops early (an
+  error, Ctrl-C).
+
+``GPUCTL_PROCESSES``: how many processes decode (1: never fork; default: the CPUs
 this process may run on, at most :data:`MAX_PROCESSES`).
 """
 
