@@ -30,6 +30,7 @@ import msgspec
 from ..errors import SourceError
 from ..model import objects as O
 from ..model.snapshot import NODES, Gap, LogStore, Snapshot, parse_time
+from . import forked
 
 OBJECT_SUFFIXES = (".json", ".yaml", ".yml")
 META_FILE = "snapshot.json"
@@ -1399,21 +1400,7 @@ def _forkable(reader: _Reader) -> bool:
         return False
     if not stat.S_ISREG(st.st_mode) or st.st_size < FORK_MIN_BYTES:
         return False
-    from . import forked
-
     return forked.processes() > 1 and forked.can_fork()
-
-
-def _pread(fd: int, n: int, at: int) -> bytes:
-    """``n`` bytes of the file at ``at``: fewer only at its end."""
-    parts, got = [], 0
-    while got < n:
-        b = os.pread(fd, n - got, at + got)
-        if not b:
-            break
-        parts.append(b)
-        got += len(b)
-    return b"".join(parts)
 
 
 def _job_text(fd: int, a: int, b: int) -> Optional[bytearray]:
@@ -1442,7 +1429,7 @@ def _cuts(fd: int, ls: _ListStream, start: int, size: int, job: int) -> Optional
     end, last = size, -1
     while last < 0 and end > start:              # the last separator, read back from the end
         lo = max(start, end - _TAIL_WINDOW)
-        window = _pread(fd, min(end, size) - lo + len(sep), lo)
+        window = forked.pread(fd, min(end, size) - lo + len(sep), lo)
         k = window.rfind(sep)
         if k >= 0 and lo + k + off > start:
             last = lo + k + off
@@ -1454,7 +1441,7 @@ def _cuts(fd: int, ls: _ListStream, start: int, size: int, job: int) -> Optional
     while t < last:
         window, at, step = b"", t, _CUT_WINDOW
         while True:                              # the first separator at or after t
-            window = _pread(fd, step + len(sep), at)
+            window = forked.pread(fd, step + len(sep), at)
             k = window.find(sep)
             if k >= 0 or not window:
                 break
@@ -1478,8 +1465,6 @@ def _read_rest_forked(reader: _Reader, ls: _ListStream, need: Need, fname: str, 
     the same order. False, with nothing added, when the caller is to go on serially:
     there is no separator to cut at, or a process failed. _Fallback and _Stop as the
     serial read would raise them (the first job to raise one decides)."""
-    from . import forked
-
     fd = reader.f.fileno()
     size = os.fstat(fd).st_size
     if ls.sep is None or not 0 <= ls.at < size:
@@ -1505,7 +1490,7 @@ def _read_rest_forked(reader: _Reader, ls: _ListStream, need: Need, fname: str, 
             return False
         _raise_for(r)
     # the last item, the end of the list and what follows it, as the serial read takes them
-    tail = _Reader(io.BytesIO(b'{"items":[' + _pread(fd, size - cuts[-1] - 1, cuts[-1] + 1)), reader.shown)
+    tail = _Reader(io.BytesIO(b'{"items":[' + forked.pread(fd, size - cuts[-1] - 1, cuts[-1] + 1)), reader.shown)
     tail.more(0)
     rest = _ListStream(tail)
     last = list(rest.batches())
@@ -1565,8 +1550,6 @@ def _open_pool(size: int, need: Need) -> Optional[Any]:
     inflater thread starts; None where one process reads (too small, one CPU, not Linux,
     another thread). A worker decodes the jobs of any file read with ``need``, or with
     it without slim pods (as _LoadState.need reads a file before the snapshot's time)."""
-    from . import forked
-
     n = forked.processes()
     if size < FORK_MIN_TARBALL or n < 2 or not forked.can_fork():
         return None

@@ -338,7 +338,7 @@ class Pool:
             job, n = _PFRAME.unpack(os.pread(fd, _PFRAME.size, at))
             if at + _PFRAME.size + n > size:
                 break
-            data = _read_at(fd, n, at + _PFRAME.size)
+            data = pread(fd, n, at + _PFRAME.size)
             at += _PFRAME.size + n
             if job in self._flight:
                 del self._flight[job]
@@ -376,7 +376,8 @@ def _pipe_size(fd: int, want: int) -> int:
         return 0
 
 
-def _read_at(fd: int, n: int, at: int) -> bytes:
+def pread(fd: int, n: int, at: int) -> bytes:
+    """``n`` bytes of the file at ``at``: fewer only at its end."""
     parts, got = [], 0
     while got < n:
         b = os.pread(fd, n - got, at + got)
