@@ -1474,6 +1474,7 @@ def _read_rest_forked(reader: _Reader, ls: _ListStream, need: Need, fname: str, 
     cuts = _cuts(fd, ls, ls.at, size, job)
     if cuts is None or len(cuts) < 3:
         return False
+
     def do_job(j: int) -> tuple[bool, Any]:
         text = _job_text(fd, cuts[j], cuts[j + 1])
         if text is None:
@@ -1553,9 +1554,9 @@ def _open_pool(size: int, need: Need) -> Optional[Any]:
     n = forked.processes()
     if size < FORK_MIN_TARBALL or n < 2 or not forked.can_fork():
         return None
-    shared: dict[str, _Shared] = {}
     import dataclasses
 
+    shared: dict[str, _Shared] = {}
     # a file read before the snapshot says when it was taken is read without slim pods (_LoadState.need)
     needs = {need.slim_pods: need, False: dataclasses.replace(need, slim_pods=False)}
 
@@ -1734,6 +1735,7 @@ def _load_tarball_stream(p: Path, need: Need) -> Snapshot:
     memory, never decompressed twice): the same checks as _open_tarball, in order."""
     from .targz import open_stream
 
+    global POOL_JOBS_SENT
     try:
         raw = open(p, "rb")
     except OSError as e:
@@ -1758,7 +1760,6 @@ def _load_tarball_stream(p: Path, need: Need) -> Snapshot:
             raise
         finally:
             if pool is not None:
-                global POOL_JOBS_SENT
                 POOL_JOBS_SENT += pool.sent
                 pool.close()
 

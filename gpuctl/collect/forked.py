@@ -187,7 +187,7 @@ def _collect(fd: int, results: list[Optional[tuple[bool, Any]]]) -> None:
 
 _HEAD = struct.Struct("<IIQ")     # job number, pickled meta length, text length
 _PFRAME = struct.Struct("<IQ")    # job number, pickled result length
-_READY = struct.Struct("<Bi")     # worker, job finished (-1: none yet)
+_READY = struct.Struct("<Bi")     # worker, job it finished
 _POLL_MS = 200                    # how long the parent waits for a worker before it checks they live
 _PIPE_BYTES = 1 << 20             # a worker's pipe (Linux allows an unprivileged process up to 1 MiB)
 _JOB_BYTES = _PIPE_BYTES - (64 << 10)   # a job at most, with its header: one waits whole in the pipe
