@@ -159,6 +159,35 @@ def test_a_process_with_another_thread_is_never_forked(lists, how):
     assert threaded["snap"] == one["snap"]
 
 
+@pytest.mark.parametrize("how", SOURCES)
+def test_the_commands_print_the_same_at_the_real_thresholds(tmp_path_factory, cli_env, how):
+    """``gpuctl`` itself, as a user runs it, on a cluster just large enough that its
+    pods.json (or its bundle) is shared at the default thresholds: the same output
+    and exit code with several processes as with one."""
+    from benchmarks.snapshot_bench import write_lists
+    from gpuctl.collect import files as F
+
+    data = write_lists(tmp_path_factory.mktemp("real"), 120, 4000)
+    assert os.path.getsize(Path(data["dir"]) / "pods.json") >= F.FORK_MIN_BYTES
+    assert os.path.getsize(data["tgz"]) >= F.FORK_MIN_TARBALL
+    src = data["dir"] if how == "dir" else data["tgz"]
+    for argv in (["diagnose", "pending", "-A"], ["nodes", "capacity"], ["diagnose", "pod", "bench-target", "-n", "ml"]):
+        got = {}
+        for n in (1, 2):
+            p = subprocess.run([sys.executable, "-m", "gpuctl", *argv, "-o", "json", "--snapshot", src],
+                               capture_output=True, text=True, timeout=120,
+                               env={**cli_env, "GPUCTL_PROCESSES": str(n)})
+            assert p.stderr == "", p.stderr
+            got[n] = (p.returncode, p.stdout)
+        assert got[2] == got[1], argv
+        assert got[1][0] in (0, 1) and got[1][1].startswith("{")
+
+
+@pytest.fixture
+def cli_env() -> dict:
+    return {**os.environ, "GPUCTL_NOW": "2026-11-20T03:12:00Z"}
+
+
 # ------------------------------------------------------------------ forked.run itself
 
 
