@@ -1554,11 +1554,9 @@ def _open_pool(size: int, need: Need) -> Optional[Any]:
     n = forked.processes()
     if size < FORK_MIN_TARBALL or n < 2 or not forked.can_fork():
         return None
-    import dataclasses
-
     shared: dict[str, _Shared] = {}
     # a file read before the snapshot says when it was taken is read without slim pods (_LoadState.need)
-    needs = {need.slim_pods: need, False: dataclasses.replace(need, slim_pods=False)}
+    needs = {need.slim_pods: need, False: _without_slim_pods(need)}
 
     def work(meta: tuple, text: Any) -> tuple[bool, Any]:
         fname, sep, comma_off, head_kind, slim = meta
@@ -1590,10 +1588,14 @@ class _LoadState:
         """Slim pods only when the snapshot says when it was taken: without capturedAt,
         "now" is the newest timestamp of every pod (Snapshot.now), which slim records lack."""
         if self.wanted.slim_pods and not self.captured:
-            import dataclasses
-
-            return dataclasses.replace(self.wanted, slim_pods=False)
+            return _without_slim_pods(self.wanted)
         return self.wanted
+
+
+def _without_slim_pods(need: Need) -> Need:
+    import dataclasses
+
+    return dataclasses.replace(need, slim_pods=False)
 
 
 def _skip_kind(name: str, need: Need) -> Optional[str]:

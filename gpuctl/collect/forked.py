@@ -44,12 +44,12 @@ import signal
 import struct
 import sys
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 MAX_PROCESSES = 8
 MAX_JOBS = 4096           # two bytes a job in the claim pipe (8 KiB: it fits the pipe's buffer)
 _TOKEN = struct.Struct("<H")
-_FRAME = struct.Struct("<HQ")     # job number, pickled length
+_FRAME = struct.Struct("<IQ")     # a result in a child's memory file: job number, pickled length
 
 
 def processes() -> int:
@@ -139,8 +139,7 @@ def _child(r: int, fd: int, do_job: Callable[[int], tuple[bool, Any]]) -> None:
             except BaseException:      # noqa: B036 - the parent reads this job itself
                 code = 1
                 break
-            _write_all(fd, _FRAME.pack(j, len(data)))
-            _write_all(fd, data)
+            _put_result(fd, j, data)
             if not ok:
                 _drain(r)
                 break
@@ -170,23 +169,32 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _collect(fd: int, results: list[Optional[tuple[bool, Any]]]) -> None:
-    size = os.lseek(fd, 0, os.SEEK_END)
-    os.lseek(fd, 0, os.SEEK_SET)
-    with os.fdopen(os.dup(fd), "rb") as f:
-        at = 0
-        while at + _FRAME.size <= size:
-            job, n = _FRAME.unpack(f.read(_FRAME.size))
-            data = f.read(n)
-            at += _FRAME.size + n
-            if len(data) != n or job >= len(results):
-                return
+    for job, data, _ in _results(fd, 0):
+        if job < len(results):
             results[job] = pickle.loads(data)
+
+
+def _put_result(fd: int, job: int, data: bytes) -> None:
+    _write_all(fd, _FRAME.pack(job, len(data)))
+    _write_all(fd, data)
+
+
+def _results(fd: int, at: int) -> Iterator[tuple[int, bytes, int]]:
+    """The whole results in a child's memory file from ``at``: (job, pickled result,
+    where the next one begins). A result still being written is left for later."""
+    size = os.lseek(fd, 0, os.SEEK_END)
+    while at + _FRAME.size <= size:
+        job, n = _FRAME.unpack(os.pread(fd, _FRAME.size, at))
+        if at + _FRAME.size + n > size:
+            return
+        data = pread(fd, n, at + _FRAME.size)
+        at += _FRAME.size + n
+        yield job, data, at
 
 
 # ------------------------------------------------------------------ jobs streamed to forked workers
 
 _HEAD = struct.Struct("<IIQ")     # job number, pickled meta length, text length
-_PFRAME = struct.Struct("<IQ")    # job number, pickled result length
 _READY = struct.Struct("<Bi")     # worker, job it finished
 _POLL_MS = 200                    # how long the parent waits for a worker before it checks they live
 _PIPE_BYTES = 1 << 20             # a worker's pipe (Linux allows an unprivileged process up to 1 MiB)
@@ -332,18 +340,11 @@ class Pool:
         return True
 
     def _collect(self, k: int) -> None:
-        fd, at = self._fds[k], self._offsets[k]
-        size = os.lseek(fd, 0, os.SEEK_END)
-        while at + _PFRAME.size <= size:
-            job, n = _PFRAME.unpack(os.pread(fd, _PFRAME.size, at))
-            if at + _PFRAME.size + n > size:
-                break
-            data = pread(fd, n, at + _PFRAME.size)
-            at += _PFRAME.size + n
+        for job, data, at in _results(self._fds[k], self._offsets[k]):
+            self._offsets[k] = at
             if job in self._flight:
                 del self._flight[job]
                 self._done[job] = pickle.loads(data)
-        self._offsets[k] = at
 
     def _check_workers(self) -> None:
         """Jobs of workers that have exited are done here."""
@@ -414,8 +415,7 @@ def _worker(k: int, data_r: int, fd: int, ready_w: int, work: Callable[[Any, byt
             except BaseException:      # noqa: B036 - the parent does this job itself
                 data = None
             if data is not None:
-                _write_all(fd, _PFRAME.pack(job, len(data)))
-                _write_all(fd, data)
+                _put_result(fd, job, data)
             _write_all(ready_w, _READY.pack(k, job))
     except BaseException:              # noqa: B036
         code = 1
