@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import SCENARIOS, snapshot_of
@@ -126,6 +126,9 @@ def _streamed_file(path: Path) -> Snapshot:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=_list_file(), cut=st.integers(0, 10**6), junk=st.sampled_from([b"", b"x", b"]", b"}", b",", b'"', b"\\"]))
+# "items" made a string before a malformed byte: the list decoder stops at the type, the peek at the byte
+@example(doc=(b'{"items": [], "apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}}', []),
+         cut=2880, junk=b'"')
 def test_truncated_or_malformed_files_fail_as_before(tmp_path_factory, tiny_batches, doc, cut, junk):
     data, _ = doc
     variants = [data, data[: cut % (len(data) + 1)], data[: cut % (len(data) + 1)] + junk + data[cut % (len(data) + 1):]]

@@ -315,6 +315,8 @@ def _iter_json_items(data: bytes, fname: str) -> Iterator[tuple[str, Any]]:
         peek = O.decode_lenient(_peek_dec, data)
     except msgspec.ValidationError:
         raise SourceError(f"snapshot file {fname}: JSON but not a Kubernetes object or list") from None
+    except msgspec.DecodeError as e:   # the list decoder stopped at a wrong type before reaching the bad byte
+        raise SourceError(f"snapshot file {fname}: not valid JSON ({e})") from None
     yield peek.kind, data
 
 
