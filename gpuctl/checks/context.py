@@ -571,6 +571,15 @@ class PodContext:
                 self.memo[key] = cached
         return cached
 
+    def prepare_fits(self) -> None:
+        """Compute now, in the memo, what every pod class with this pod's placement and
+        resource order shares when its fit matrix is built: each node's placement and
+        free rows (``_prepared``). A report that then hands classes to forked copies of
+        this process (reports/pending.py) does this once, before the fork, instead of
+        once in each copy. Nothing to do where the matrix is built node by node."""
+        if self._matrix_shortcut and not self.uncertain_nodes:
+            self._prepared(self.nodes)
+
     @lazy
     def fit_signature(self) -> Optional[tuple]:
         """What the fit matrix depends on: pods with the same scheduling constraints

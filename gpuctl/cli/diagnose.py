@@ -99,7 +99,6 @@ def pending(
 ) -> int:
     """Every Pending GPU pod of the namespace (-A: the cluster), grouped by cause, biggest group first."""
     from ..reports.pending import pending_report
-    from ..render import capacity as R
 
     if server:
         if watch:
@@ -114,8 +113,18 @@ def pending(
         return _watch_pending(opts, src, ns)
     snap = src.snapshot("collect_cluster", spinner=True, namespace=ns, for_pending=True)
     doc, code = pending_report(snap, ns)
-    emit(opts, doc, lambda console, wide: R.render_pending(doc, console, wide=wide),
-         markdown=lambda: R.pending_markdown(doc), csv=_no_csv)
+
+    def table(console, wide: bool) -> None:   # the renderers (and rich) imported only for a table
+        from ..render import capacity as R
+
+        R.render_pending(doc, console, wide=wide)
+
+    def markdown() -> str:
+        from ..render import capacity as R
+
+        return R.pending_markdown(doc)
+
+    emit(opts, doc, table, markdown=markdown, csv=_no_csv)
     return code
 
 

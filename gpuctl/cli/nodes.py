@@ -31,13 +31,17 @@ def capacity(
 
     snap = Source(opts).snapshot("collect_cluster", spinner=True, selector=selector)
     doc = capacity_report(snap, pool_label, wide=output == ReportOutput.wide)
-    from ..render import capacity as R
+
+    def R():   # the table renderers (and rich) are imported only for a table, markdown or csv
+        from ..render import capacity
+
+        return capacity
 
     def csv() -> None:
-        sys.stdout.write(R.capacity_csv(doc))
-        for line in R.unreadable_lines(doc):   # objects without a row of their own: on stderr, as warnings
+        sys.stdout.write(R().capacity_csv(doc))
+        for line in R().unreadable_lines(doc):   # objects without a row of their own: on stderr, as warnings
             sys.stderr.write(f"gpuctl: warning: could not be read fully: {line}\n")
 
-    emit(opts, doc, lambda console, wide: R.render_capacity(doc, console, wide=wide),
-         markdown=lambda: R.capacity_markdown(doc), csv=csv)
+    emit(opts, doc, lambda console, wide: R().render_capacity(doc, console, wide=wide),
+         markdown=lambda: R().capacity_markdown(doc), csv=csv)
     return 1 if doc.get("unreadable") else 0   # partial: some object could not be fully read (docs/output.md)

@@ -1,4 +1,5 @@
 """Decoding shared between this process and forked copies of it (docs/decisions.md (ai)).
+``run`` also shares the pending report's classes of pods (reports/pending.py ``_outcomes``).
 
 Decoding a large JSON List file is CPU work that holds the GIL (msgspec builds Python
 objects), so threads cannot share it; processes can. Two ways, both used by

@@ -64,35 +64,20 @@ def pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, 
 
 
 def _pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str, Any], int]:
-    from ..engine import diagnose_pod
-
     memo = Memo(share_across_owners=True)   # pods with the same constraints share one fit, whoever owns them
+    pods = pending_gpu_pods(snap, namespace, memo)
     groups: dict[str, dict[str, Any]] = {}
     checks: dict[str, dict[str, str]] = {}
     worst = 0
-    for p in pending_gpu_pods(snap, namespace, memo):
-        d = diagnose_pod(snap, p.metadata.namespace or "default", p.metadata.name, pod=p, include_nodes=False, memo=memo)
-        top = next((f for f in d.findings if f.severity != Severity.INFO), d.findings[0] if d.findings else None)
-        code = top.code if top else ("inconclusive" if d.verdict == "inconclusive" else "none")
+    for code, head, entry, failed, exit_code in _outcomes(snap, pods, memo):
         g = groups.get(code)
         if g is None:
-            g = groups[code] = {
-                "code": code, "severity": top.severity.value if top else "info",
-                "summary": top.summary if top else ("no cause identified" if d.verdict == "inconclusive" else "nothing wrong yet"),
-                "pods": [], "fixes": [fx.to_dict() for fx in top.fixes] if top else [],
-                "runbook": f"gpuctl runbook {code}" if top else None,
-            }
-        age = PodContext(snap, p, memo).age_seconds
-        g["pods"].append({"namespace": p.metadata.namespace, "name": p.metadata.name,
-                          "pendingSeconds": int(age) if age is not None else None,
-                          "verdict": d.verdict, "summary": top.summary if top else None,
-                          "queue": queue_of(snap, p)})
-        for c in d.checks:
-            if c.name == "decode objects":
-                continue   # listed once, whole, in "unreadable"
-            if c.status in _SKIPPED_OR_ERROR:
-                checks.setdefault(f"{c.name}: {c.detail}", {"name": c.name, "status": c.status.value, "detail": c.detail})
-        worst = max(worst, d.exit_code)
+            g = groups[code] = head   # the first pod of a cause always carries it (_outcome)
+            g["pods"] = []
+        g["pods"].append(entry)
+        for key, row in failed:
+            checks.setdefault(key, row)
+        worst = max(worst, exit_code)
     for key in ("pending-pods", "pods", "nodes"):
         gap = snap.gaps.get(key)
         if gap is not None:   # the list itself is incomplete: never "nothing Pending"
@@ -115,6 +100,111 @@ def _pending_report(snap: Snapshot, namespace: Optional[str]) -> tuple[dict[str,
         doc["unreadable"] = unreadable_dicts(unreadable)
         worst = max(worst, 1)
     return doc, worst
+
+
+# A report of this many Pending pods or more is shared with forked copies of this process
+# (collect/forked.py, GPUCTL_PROCESSES): below it, forking costs more than it saves.
+FORK_MIN_PODS = 1000
+_LONE_PODS_PER_JOB = 64    # pods that share no fit with another, handed out this many at a time
+FORKED_REPORTS = 0         # reports shared with forked copies in this process (the tests read it)
+
+
+def _outcome(snap: Snapshot, p: Any, memo: Memo, i: int, heads: dict[str, int]) -> tuple:
+    """One Pending pod diagnosed, as the report keeps it: (its top cause's code, the
+    head of that cause's group or None, the pod's entry, its skipped and failed checks
+    as (key, row), its exit code). ``heads``: code -> the index of the earliest pod that
+    carried that code's head here. A pod carries the head unless an earlier pod with
+    the same code did, so that the first pod of a cause, in the report's order,
+    carries it in whichever process diagnosed it."""
+    from ..engine import diagnose_pod
+
+    d = diagnose_pod(snap, p.metadata.namespace or "default", p.metadata.name, pod=p, include_nodes=False, memo=memo)
+    top = next((f for f in d.findings if f.severity != Severity.INFO), d.findings[0] if d.findings else None)
+    code = top.code if top else ("inconclusive" if d.verdict == "inconclusive" else "none")
+    head = None
+    if code not in heads or i < heads[code]:
+        heads[code] = i
+        head = {
+            "code": code, "severity": top.severity.value if top else "info",
+            "summary": top.summary if top else ("no cause identified" if d.verdict == "inconclusive" else "nothing wrong yet"),
+            "pods": None, "fixes": [fx.to_dict() for fx in top.fixes] if top else [],
+            "runbook": f"gpuctl runbook {code}" if top else None,
+        }
+    age = PodContext(snap, p, memo).age_seconds
+    entry = {"namespace": p.metadata.namespace, "name": p.metadata.name,
+             "pendingSeconds": int(age) if age is not None else None,
+             "verdict": d.verdict, "summary": top.summary if top else None,
+             "queue": queue_of(snap, p)}
+    failed = []
+    for c in d.checks:
+        if c.name == "decode objects":
+            continue   # listed once, whole, in "unreadable"
+        if c.status in _SKIPPED_OR_ERROR:
+            failed.append((f"{c.name}: {c.detail}", {"name": c.name, "status": c.status.value, "detail": c.detail}))
+    return code, head, entry, failed, d.exit_code
+
+
+def _outcomes(snap: Snapshot, pods: list, memo: Memo) -> list[tuple]:
+    """``_outcome`` of every pod, in order: in this process, or, for a large report,
+    shared with forked copies of it (collect/forked.py; Linux, one thread). The same
+    outcomes either way:
+
+    - Pods that share a fit (the same ``fit_signature`` and nominated node) share
+      node-fit's findings, which are those of the first of them diagnosed
+      (checks/pending.py): each such class is one job, diagnosed whole and in order
+      by one process.
+    - What every class reads (the first pod's diagnosis: each node's facts, the
+      bound pods per node, the placed pods' anti-affinity; then each class's
+      placements and free rows) is computed here before the fork, so the copies
+      inherit it instead of each computing it again.
+    - A job a copy left undone (it died) is done here afterwards; every other entry
+      of the memo is the same whichever class computed it first."""
+    from ..collect import forked
+
+    heads: dict[str, int] = {}
+    workers = forked.processes()
+    if workers < 2 or len(pods) < max(2, FORK_MIN_PODS) or not forked.can_fork():
+        return [_outcome(snap, p, memo, i, heads) for i, p in enumerate(pods)]
+    out: list = [None] * len(pods)
+    out[0] = _outcome(snap, pods[0], memo, 0, heads)
+    jobs: list[list[int]] = []
+    job_of: dict[tuple, int] = {}
+    lone: list[int] = []
+    for i in range(1, len(pods)):
+        p = pods[i]
+        ctx = PodContext(snap, p, memo)
+        sig = ctx.fit_signature
+        if sig is None:
+            lone.append(i)
+            if len(lone) == _LONE_PODS_PER_JOB:
+                jobs.append(lone)
+                lone = []
+            continue
+        key = (sig, p.status.nominatedNodeName)
+        j = job_of.get(key)
+        if j is None:
+            j = job_of[key] = len(jobs)
+            jobs.append([])
+            ctx.prepare_fits()
+        jobs[j].append(i)
+    if lone:
+        jobs.append(lone)
+    if not jobs or len(jobs) > forked.MAX_JOBS:
+        for i in range(1, len(pods)):
+            out[i] = _outcome(snap, pods[i], memo, i, heads)
+        return out
+
+    def do_job(j: int) -> tuple[bool, list]:
+        return True, [_outcome(snap, pods[i], memo, i, heads) for i in jobs[j]]
+
+    global FORKED_REPORTS
+    FORKED_REPORTS += 1
+    done = forked.run(len(jobs), workers, do_job)
+    for j, result in enumerate(done):
+        got = result[1] if result is not None else do_job(j)[1]   # a copy that died: done here
+        for i, o in zip(jobs[j], got):
+            out[i] = o
+    return out
 
 
 def narrow_pending(doc: dict[str, Any], namespace: Optional[str]) -> dict[str, Any]:

@@ -14,6 +14,12 @@ server threads, and forking it would copy pytest).
   that raises in the parent).
 - ``pool``: send jobs to a forked.Pool; ``die`` (jobs a worker dies on), ``fail``
   (jobs a worker raises on), ``raise`` (a job that raises in this process).
+- ``pending``: the pending report (-A) of each snapshot in ``paths``, shared with
+  forked copies from ``min_pods`` Pending pods on, lone pods handed out ``lone`` at a
+  time; ``thread`` and ``kill_children`` as for ``read`` (a copy dies as it starts a
+  pod). Prints each report and exit code, and how many reports were forked; with
+  ``who``, also which process diagnosed each pod and each pod's class (the fit it
+  shares with others), taken out of the reports.
 """
 
 from __future__ import annotations
@@ -133,6 +139,53 @@ def pool(args: dict) -> dict:
             "children_left": children_left, "sent": sent}
 
 
+def pending(args: dict) -> dict:
+    from gpuctl.reports import pending as P
+
+    os.environ.setdefault("GPUCTL_NOW", "2026-11-20T03:12:00Z")
+    P.FORK_MIN_PODS = args.get("min_pods", 0)
+    P._LONE_PODS_PER_JOB = args.get("lone", 1)
+    if args.get("thread"):
+        threading.Thread(target=threading.Event().wait, daemon=True).start()
+    if args.get("kill_children"):
+        parent, real = os.getpid(), P._outcome
+
+        def dying(*a, **k):
+            if os.getpid() != parent:
+                os._exit(9)
+            return real(*a, **k)
+
+        P._outcome = dying
+    if args.get("who"):
+        real_outcome = P._outcome
+
+        def marked(*a, **k):
+            o = real_outcome(*a, **k)
+            o[2]["by"] = os.getpid()
+            return o
+
+        P._outcome = marked
+    reports, who = [], {}
+    for path in args["paths"]:
+        snap = F.load_snapshot(path, F.need_for("collect_cluster", {"namespace": None, "for_pending": True}))
+        doc, code = P.pending_report(snap, None)
+        if args.get("who"):
+            from gpuctl.checks.context import PodContext
+            from gpuctl.checks.memo import Memo
+
+            memo = Memo(share_across_owners=True)
+            classes: dict = {}
+            for i, p in enumerate(P.pending_gpu_pods(snap, None, memo)):
+                sig = PodContext(snap, p, memo).fit_signature
+                key = repr((sig, p.status.nominatedNodeName)) if sig is not None else f"lone {i}"
+                who[p.metadata.name] = {"class": classes.setdefault(key, len(classes)), "index": i}
+            for g in doc["groups"]:
+                for e in g["pods"]:
+                    who[e["name"]]["by"] = e.pop("by")
+        reports.append([path, code, doc])
+    return {"forked": P.FORKED_REPORTS, "reports": reports, "who": who}
+
+
 if __name__ == "__main__":
     a = json.loads(sys.argv[1])
-    print(json.dumps({"read": read, "run": run, "pool": pool}[a["mode"]](a)))
+    print(json.dumps({"read": read, "run": run, "pool": pool, "pending": pending}[a["mode"]](a)))
