@@ -165,6 +165,14 @@ class NodeFacts:
         return got
 
 
+def own_pod_affinity(pod: Pod) -> bool:
+    """The pod has required pod affinity or anti-affinity of its own: where it fits
+    depends on its own labels, so it shares its fit with no other pod."""
+    aff = pod.spec.affinity
+    return bool(aff and any(a and a.requiredDuringSchedulingIgnoredDuringExecution
+                            for a in (aff.podAffinity, aff.podAntiAffinity)))
+
+
 class NodeFit:
     """One node against one pod: the codes that keep the pod off it (in the order
     found), a detail line per code, the free amounts of what it requests.
@@ -588,10 +596,10 @@ class PodContext:
         whose result depends on their own labels."""
         import msgspec
 
+        if own_pod_affinity(self.pod):
+            return None
         spec = self.pod.spec
         aff = spec.affinity
-        if aff and any(a and a.requiredDuringSchedulingIgnoredDuringExecution for a in (aff.podAffinity, aff.podAntiAffinity)):
-            return None
         if not FAST_PATHS:
             enc = msgspec.json.encode
             return (spec.nodeName, tuple(sorted(self.requests.items())), tuple(sorted(spec.nodeSelector.items())),

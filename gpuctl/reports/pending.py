@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..checks.context import PodContext
+from ..checks.context import PodContext, own_pod_affinity
 from ..checks.memo import Memo, gc_paused
 from ..findings import Severity, Status
 from ..knowledge import catalog
@@ -151,8 +151,8 @@ def _outcomes(snap: Snapshot, pods: list, memo: Memo) -> list[tuple]:
 
     - Pods that share a fit (the same ``fit_signature`` and nominated node) share
       node-fit's findings, which are those of the first of them diagnosed
-      (checks/pending.py): each such class is one job, diagnosed whole and in order
-      by one process.
+      (checks/pending.py): each such class is diagnosed whole and in order by one
+      process, in one job with the classes that have its requests and node selector.
     - What every class reads (the first pod's diagnosis: each node's facts, the
       bound pods per node, the placed pods' anti-affinity; then each class's
       placements and free rows) is computed here before the fork, so the copies
@@ -172,15 +172,19 @@ def _outcomes(snap: Snapshot, pods: list, memo: Memo) -> list[tuple]:
     lone: list[int] = []
     for i in range(1, len(pods)):
         p = pods[i]
-        ctx = PodContext(snap, p, memo)
-        sig = ctx.fit_signature
-        if sig is None:
+        if own_pod_affinity(p):   # shares no fit (fit_signature is None): any process
             lone.append(i)
             if len(lone) == _LONE_PODS_PER_JOB:
                 jobs.append(lone)
                 lone = []
             continue
-        key = (sig, p.status.nominatedNodeName)
+        # a job per class or per several: pods with the same fit_signature have the same
+        # requests and node selector (and a class is its nominated node's too), so a
+        # class is never split; these are read without encoding the rest of the signature
+        ctx = PodContext(snap, p, memo)
+        spec = p.spec
+        key = (tuple(sorted(ctx.requests.items())), tuple(sorted(spec.nodeSelector.items())) if spec.nodeSelector else (),
+               p.status.nominatedNodeName)
         j = job_of.get(key)
         if j is None:
             j = job_of[key] = len(jobs)
