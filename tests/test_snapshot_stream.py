@@ -513,6 +513,48 @@ def test_diagnose_pending_keeps_bound_pods_without_labels_unless_a_pending_pod_n
     assert all(p.metadata.labels == {"app": "w"} for k, p in again.pods.items() if k.startswith("ml/w-"))
 
 
+@pytest.mark.parametrize("batches", ["tiny", "default"])
+def test_pending_reads_only_the_labels_that_tell_a_plugin_pod_and_says_what_live_says(tmp_path, cli, serve, monkeypatch,
+                                                                                         batches):
+    """Bound pods are decoded for diagnose pending with only the labels _plugin_pod tests
+    first (files._probe_pod_type); a pod they mark as a possible plugin is decoded again
+    with all its labels. So a bad value in another label of a bound pod that is no
+    plugin is never read, as live (which lists such pods without labels) never reads it;
+    the device-plugin pod, the DRA kubelet-plugin pod and the Pending pod are full
+    records; and the report is the live one."""
+    if batches == "tiny":
+        monkeypatch.setattr(F, "STREAM_CHUNK", 61)
+        monkeypatch.setattr(F, "STREAM_BATCH", 97)
+    d = _many_pods(tmp_path)
+    odd = json.loads(json.dumps(_pending_pod("odd-bound")))
+    odd["spec"]["nodeName"], odd["status"]["phase"] = "gpu-1", "Running"
+    odd["metadata"]["labels"]["build"] = 7                 # not a string: unreadable, where it is read
+    dra = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "nvidia-dra-driver-gpu-kubelet-plugin-x", "namespace": "nvidia-dra-driver-gpu",
+                        "labels": {"nvidia-dra-driver-gpu-component": "kubelet-plugin"}},
+           "spec": {"nodeName": "gpu-2", "containers": [{"name": "gpus"}]}, "status": {"phase": "Running"}}
+    look_alike = {"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": "other-component", "namespace": "nvidia-dra-driver-gpu",
+                               "labels": {"nvidia-dra-driver-gpu-component": "controller", "app": "trainer"}},
+                  "spec": {"nodeName": "gpu-3", "containers": [{"name": "c"}]}, "status": {"phase": "Running"}}
+    _add_pods(d, _PLUGIN_POD, dra, look_alike, odd, _pending_pod("p0"))
+    snap = F.load_snapshot(d, F.need_for("collect_cluster", {"for_pending": True}))
+    kinds = {k: type(p).__name__ for k, p in snap.pods.items()}
+    assert kinds.pop("gpu-operator/nvidia-device-plugin-daemonset-x1") == "Pod"
+    assert kinds.pop("nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin-x") == "Pod"
+    assert kinds.pop("ml/p0") == "Pod"
+    assert set(kinds.values()) == {"BoundPodLite"} and "ml/odd-bound" in kinds
+    assert not snap.unreadable()
+    offline = cli("diagnose", "pending", "-A", "-o", "json", "--snapshot", str(d))
+    _, kc = serve(d)
+    live = cli("diagnose", "pending", "-A", "-o", "json", "--kubeconfig", kc)
+    assert offline.code == live.code == 1 and offline.json() == live.json()
+    assert "unreadable" not in offline.json()
+    # everything read (snapshot save, diagnose pod of a bound pod's namespace): the bad label is named
+    everything = F.load_snapshot(d)
+    assert [u.path for u in everything.unreadable()] == [("metadata", "labels", "build")]
+
+
 def test_records_share_what_they_hold_alike_and_read_as_decoded(tmp_path, tiny_batches):
     """Pods of one workload hold the same containers, labels and strings once
     (collect/files.py _Shared); each record still reads exactly as decoded alone."""

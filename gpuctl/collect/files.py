@@ -570,7 +570,10 @@ def _plugin_pod(p: Any) -> bool:
     (the first label key of a known selector, or the DRA driver's component label):
     one set operation in C, so that the ~150,000 pods that are neither cost next to
     nothing (_device_plugin, _dra_plugin then decide)."""
-    labels = p.metadata.labels
+    md = p.metadata
+    if type(md) is _PROBE_META:
+        return _probed_plugin(p)
+    labels = md.labels
     if _DP_FIRST is None:
         _dp_first()
     if _DP_FIRST_KEYS.isdisjoint(labels) and _DRA_PLUGIN_LABEL not in labels:
@@ -583,6 +586,51 @@ def _dra_plugin(p: Any) -> bool:
     full, as live lists them, so a crash-looping plugin shows."""
     labels = p.metadata.labels
     return bool(labels) and labels.get(_DRA_PLUGIN_LABEL) == "kubelet-plugin"
+
+
+class _NeedLabels(Exception):
+    """_plugin_pod was asked of a pod decoded with only the labels that tell a possible
+    plugin pod (_probe_pod_type), and they say it may be one: its whole labels decide."""
+
+
+_PROBE_POD: Optional[type] = None
+_PROBE_META: Optional[type] = None
+_PROBE_SETS: tuple[frozenset, ...] = ()     # per probed label: the values that may make a plugin pod
+
+
+def _probe_pod_type() -> type:
+    """A bound pod as a Need with ``unlabel`` first decodes it: a BoundPod whose labels
+    are only those _plugin_pod tests first (the first label of each known device-plugin
+    selector, and the DRA driver's component label), so that the labels of the other
+    ~150,000 pods are skipped by the parser instead of built into dicts and dropped.
+    A pod those labels mark as a possible plugin is decoded again with all its labels
+    (_NeedLabels), so the records are the ones a labelled read gives."""
+    global _PROBE_POD, _PROBE_META, _PROBE_SETS
+    if _PROBE_POD is None:
+        first = _DP_FIRST or _dp_first()
+        keys = [k for k, _ in first] + [_DRA_PLUGIN_LABEL]
+        _PROBE_SETS = tuple(values for _, values in first) + (frozenset({"kubelet-plugin"}),)
+        fields = [(f"k{i}", Optional[str], None) for i in range(len(keys))]
+        labels = msgspec.defstruct("_PluginLabels", fields, rename=dict((f"k{i}", k) for i, k in enumerate(keys)),
+                                   kw_only=True, omit_defaults=True)
+        _PROBE_META = msgspec.defstruct("_ProbeMeta", [
+            ("name", str, ""), ("namespace", Optional[str], None), ("uid", str, ""),
+            ("deletionTimestamp", Optional[str], None),
+            ("plugin_labels", labels, msgspec.field(default_factory=labels, name="labels"))],
+            kw_only=True, omit_defaults=True)
+        _PROBE_POD = msgspec.defstruct("_ProbePod", [("metadata", _PROBE_META, msgspec.field(default_factory=_PROBE_META))],
+                                       bases=(O.BoundPod,), kw_only=True, omit_defaults=True)
+    return _PROBE_POD
+
+
+def _probed_plugin(p: Any) -> bool:
+    """_plugin_pod of a pod decoded as _probe_pod_type: False where its probed labels
+    rule a plugin out, as its whole labels would (no first label of a known selector
+    has one of that selector's values, and the DRA component label is not
+    ``kubelet-plugin``); else _NeedLabels. Asked of every bound pod: in C but for one call."""
+    if any(map(frozenset.__contains__, _PROBE_SETS, msgspec.structs.astuple(p.metadata.plugin_labels))):
+        raise _NeedLabels
+    return False
 
 
 def need_for(collector: str, args: Optional[dict[str, Any]] = None) -> Need:
@@ -717,7 +765,7 @@ def _union(need: Need) -> tuple[msgspec.json.Decoder, dict[type, tuple[str, Opti
     """A decoder of ``[item, …]`` dispatching on each item's ``kind``, and for each
     tagged type: (kind, the record class to give the record, or None: skipped, or
     GenericObject for a _Body)."""
-    key = (need.kinds, need.slim_pods, need.lite, need.only_full)
+    key = (need.kinds, need.slim_pods, need.lite, need.only_full, need.unlabel)
     hit = _union_cache.get(key)
     if hit is not None:
         return hit
@@ -727,7 +775,8 @@ def _union(need: Need) -> tuple[msgspec.json.Decoder, dict[type, tuple[str, Opti
             t = msgspec.defstruct(f"_Skip{kind}", [], bases=(_Skip,), tag_field="kind", tag=kind)
             meaning[t] = (kind, None)
         elif kind in O.TYPED_KINDS:
-            cls = ((_PodPeek if need.only_full else O.BoundPodLite if need.lite else O.BoundPod)
+            cls = ((_PodPeek if need.only_full else O.BoundPodLite if need.lite
+                    else _probe_pod_type() if need.unlabel else O.BoundPod)
                    if (kind == "Pod" and need.slim_pods) else O.TYPED_KINDS[kind])
             t = msgspec.defstruct(f"_Tagged{kind}", [], bases=(cls,), tag_field="kind", tag=kind)
             meaning[t] = (kind, cls)
@@ -1196,7 +1245,14 @@ def _decode_batch(text: bytes, spans: Optional[list[tuple[int, int]]], ls: _List
             continue
         rec.__class__ = cls
         if full is not None and kind == "Pod":
-            if full(rec):
+            try:
+                wanted = full(rec)
+            except _NeedLabels:   # decoded with the probed labels only: again, with all of them
+                if spans is None and ls.sep is not None:
+                    spans = _item_spans(text, ls.sep, ls.comma_off, len(recs))
+                rec = _labelled(text, spans, i, rec)
+                wanted = full(rec)
+            if wanted:
                 wanted_full.append((i, len(out.records)))
                 append(("Pod", None))
                 continue
@@ -1229,6 +1285,21 @@ def _decode_batch(text: bytes, spans: Optional[list[tuple[int, int]]], ls: _List
             if need.stop is not None and rec is not None and need.stop(rec):
                 raise _Stop()
             out.records[slot] = ("Pod", rec) if not problems else (None, (problems, rec, "Pod"))
+
+
+_bound_pod_dec = msgspec.json.Decoder(O.BoundPod)
+
+
+def _labelled(text: bytes, spans: Optional[list[tuple[int, int]]], i: int, probed: Any) -> Any:
+    """Item ``i`` of a batch as a BoundPod, all its labels decoded (it was decoded as
+    _probe_pod_type). Where the items cannot be cut by ``spans``, or the cut is not
+    where it seemed, every item of the batch is taken apart by the parser instead."""
+    if spans is not None:
+        rec = _bound_pod_dec.decode(memoryview(text)[spans[i][0]:spans[i][1]])
+        md = rec.metadata
+        if (md.name, md.namespace) == (probed.metadata.name, probed.metadata.namespace):
+            return rec
+    return _bound_pod_dec.decode(O.decode_lenient(_raw_items_dec, text)[i])
 
 
 def _unlabelled(rec: Any) -> Any:
