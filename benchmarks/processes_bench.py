@@ -103,6 +103,8 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def table(result: dict) -> str:
+    from .snapshot_bench import summary
+
     by: dict[tuple, list[dict]] = {}
     for r in result["rows"]:
         by.setdefault((r["label"], r["processes"]), []).append(r)
@@ -112,11 +114,7 @@ def table(result: dict) -> str:
              "| measurement | processes | wall (median) | wall (min) | CPU (median) | peak RSS (median) |",
              "| --- | --- | --- | --- | --- | --- |"]
     for (label, n), rs in by.items():
-        walls = sorted(r["wall_s"] for r in rs)
-        cpus = sorted(r["cpu_s"] for r in rs)
-        peaks = sorted(r["peak_mb"] for r in rs)
-        lines.append(f"| {label} | {n if n is not None else '-'} | {walls[len(walls) // 2]:.2f} s | {walls[0]:.2f} s "
-                     f"| {cpus[len(cpus) // 2]:.2f} s | {peaks[len(peaks) // 2]:.0f} MB |")
+        lines.append(f"| {label} | {n if n is not None else '-'} | {summary(rs)} |")
     return "\n".join(lines)
 
 

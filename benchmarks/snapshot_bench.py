@@ -262,12 +262,17 @@ def table(rows: list[dict]) -> str:
     lines = ["| measurement | wall (median) | wall (min) | CPU (median) | peak RSS (median) |",
              "| --- | --- | --- | --- | --- |"]
     for label, rs in by.items():
-        walls = sorted(r["wall_s"] for r in rs)
-        cpus = sorted(r["cpu_s"] for r in rs)
-        peaks = sorted(r["peak_mb"] for r in rs)
-        lines.append(f"| {label} | {walls[len(walls) // 2]:.2f} s | {walls[0]:.2f} s | {cpus[len(cpus) // 2]:.2f} s "
-                     f"| {peaks[len(peaks) // 2]:.0f} MB |")
+        lines.append(f"| {label} | {summary(rs)} |")
     return "\n".join(lines)
+
+
+def summary(rows: list[dict]) -> str:
+    """Table cells of repetitions: wall (median), wall (min), CPU (median), peak RSS (median)."""
+    walls = sorted(r["wall_s"] for r in rows)
+    cpus = sorted(r["cpu_s"] for r in rows)
+    peaks = sorted(r["peak_mb"] for r in rows)
+    return (f"{walls[len(walls) // 2]:.2f} s | {walls[0]:.2f} s | {cpus[len(cpus) // 2]:.2f} s "
+            f"| {peaks[len(peaks) // 2]:.0f} MB")
 
 
 def main(argv: Optional[list[str]] = None) -> int:

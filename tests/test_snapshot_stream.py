@@ -555,6 +555,31 @@ def test_pending_reads_only_the_labels_that_tell_a_plugin_pod_and_says_what_live
     assert [u.path for u in everything.unreadable()] == [("metadata", "labels", "build")]
 
 
+@pytest.mark.parametrize("batches", ["tiny", "default"])
+def test_a_bad_label_of_a_possible_plugin_pod_is_named(tmp_path, cli, monkeypatch, batches):
+    """A pod whose probed labels mark it as a possible device-plugin pod is decoded again
+    with all its labels; one of them not a string (an API server never serves one: a
+    hand-edited file) sends its batch item by item, as a labelled read of the batch did:
+    the pod is kept in full, its bad label named, the rest read as usual."""
+    if batches == "tiny":
+        monkeypatch.setattr(F, "STREAM_CHUNK", 61)
+        monkeypatch.setattr(F, "STREAM_BATCH", 97)
+    d = _many_pods(tmp_path)
+    plugin = json.loads(json.dumps(_PLUGIN_POD))
+    plugin["metadata"]["labels"]["bad"] = 5
+    _add_pods(d, plugin, _pending_pod("p0"))
+    snap = F.load_snapshot(d, F.need_for("collect_cluster", {"for_pending": True}))
+    assert type(snap.pods["gpu-operator/nvidia-device-plugin-daemonset-x1"]).__name__ == "Pod"
+    assert [(u.name, u.path) for u in snap.unreadable()] == [("nvidia-device-plugin-daemonset-x1",
+                                                              ("metadata", "labels", "bad"))]
+    assert len(snap.pods) == 4 * 12 + 2 and {type(p).__name__ for k, p in snap.pods.items()
+                                             if k.startswith("ml/w-")} == {"BoundPodLite"}
+    offline = cli("diagnose", "pending", "-A", "-o", "json", "--snapshot", str(d))
+    assert offline.code == 1 and offline.err == ""
+    assert [(u["name"], u["field"]) for u in offline.json()["unreadable"]] == [
+        ("nvidia-device-plugin-daemonset-x1", "metadata.labels.bad")]
+
+
 def test_records_share_what_they_hold_alike_and_read_as_decoded(tmp_path, tiny_batches):
     """Pods of one workload hold the same containers, labels and strings once
     (collect/files.py _Shared); each record still reads exactly as decoded alone."""

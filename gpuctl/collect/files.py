@@ -1228,6 +1228,7 @@ def _decode_batch(text: bytes, spans: Optional[list[tuple[int, int]]], ls: _List
         return
     out.seen += len(recs)
     out.items += len(recs)
+    first = len(out.records)
     append = out.records.append
     full = need.full_pod if need.slim_pods else None
     slim_kind = "BoundPodLite" if need.lite else "BoundPod"
@@ -1250,7 +1251,15 @@ def _decode_batch(text: bytes, spans: Optional[list[tuple[int, int]]], ls: _List
             except _NeedLabels:   # decoded with the probed labels only: again, with all of them
                 if spans is None and ls.sep is not None:
                     spans = _item_spans(text, ls.sep, ls.comma_off, len(recs))
-                rec = _labelled(text, spans, i, rec)
+                try:
+                    rec = _labelled(text, spans, i, rec)
+                except msgspec.ValidationError:
+                    # a bad label that a labelled read of the batch meets: item by item, as that read goes on
+                    del out.records[first:]
+                    out.seen -= len(recs)
+                    out.items -= len(recs)
+                    _decode_batch_slow(text, ls, need, fname, out)
+                    return
                 wanted = full(rec)
             if wanted:
                 wanted_full.append((i, len(out.records)))
@@ -1293,11 +1302,18 @@ _bound_pod_dec = msgspec.json.Decoder(O.BoundPod)
 def _labelled(text: bytes, spans: Optional[list[tuple[int, int]]], i: int, probed: Any) -> Any:
     """Item ``i`` of a batch as a BoundPod, all its labels decoded (it was decoded as
     _probe_pod_type). Where the items cannot be cut by ``spans``, or the cut is not
-    where it seemed, every item of the batch is taken apart by the parser instead."""
+    where it seemed, every item of the batch is taken apart by the parser instead.
+    A label that is not a string raises ValidationError, as a labelled read of the
+    batch would have met it."""
     if spans is not None:
-        rec = _bound_pod_dec.decode(memoryview(text)[spans[i][0]:spans[i][1]])
-        md = rec.metadata
-        if (md.name, md.namespace) == (probed.metadata.name, probed.metadata.namespace):
+        try:
+            rec = _bound_pod_dec.decode(memoryview(text)[spans[i][0]:spans[i][1]])
+        except msgspec.ValidationError:
+            raise
+        except msgspec.DecodeError:   # not one whole item: the cut was not where it seemed
+            rec = None
+        if rec is not None and (rec.metadata.name, rec.metadata.namespace) == (probed.metadata.name,
+                                                                               probed.metadata.namespace):
             return rec
     return _bound_pod_dec.decode(O.decode_lenient(_raw_items_dec, text)[i])
 

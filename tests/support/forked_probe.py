@@ -40,22 +40,28 @@ from gpuctl.collect import forked  # noqa: E402
 from gpuctl.errors import SourceError  # noqa: E402
 
 
-def read(args: dict) -> dict:
-    F.FORK_MIN_BYTES = 0
-    F.FORK_MIN_TARBALL = 0
-    F.FORK_JOB_BYTES = args.get("job", 4096)
-    forked._JOB_BYTES = args.get("job", 4096) + 2048
+def _other_thread_and_dying_children(args: dict, module, name: str) -> None:
+    """``thread``: another thread runs meanwhile. ``kill_children``: a forked copy dies as
+    it calls ``module.name`` (this process calls it as before)."""
     if args.get("thread"):
         threading.Thread(target=threading.Event().wait, daemon=True).start()
     if args.get("kill_children"):
-        parent, real = os.getpid(), F._decode_batch
+        parent, real = os.getpid(), getattr(module, name)
 
         def dying(*a, **k):
             if os.getpid() != parent:
                 os._exit(9)
             return real(*a, **k)
 
-        F._decode_batch = dying
+        setattr(module, name, dying)
+
+
+def read(args: dict) -> dict:
+    F.FORK_MIN_BYTES = 0
+    F.FORK_MIN_TARBALL = 0
+    F.FORK_JOB_BYTES = args.get("job", 4096)
+    forked._JOB_BYTES = args.get("job", 4096) + 2048
+    _other_thread_and_dying_children(args, F, "_decode_batch")
     need = F.need_for(args["collector"], args.get("args"))
     b = msgspec.to_builtins
     try:
@@ -145,17 +151,7 @@ def pending(args: dict) -> dict:
     os.environ.setdefault("GPUCTL_NOW", "2026-11-20T03:12:00Z")
     P.FORK_MIN_PODS = args.get("min_pods", 0)
     P._LONE_PODS_PER_JOB = args.get("lone", 1)
-    if args.get("thread"):
-        threading.Thread(target=threading.Event().wait, daemon=True).start()
-    if args.get("kill_children"):
-        parent, real = os.getpid(), P._outcome
-
-        def dying(*a, **k):
-            if os.getpid() != parent:
-                os._exit(9)
-            return real(*a, **k)
-
-        P._outcome = dying
+    _other_thread_and_dying_children(args, P, "_outcome")
     if args.get("who"):
         real_outcome = P._outcome
 
