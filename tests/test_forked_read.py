@@ -218,6 +218,16 @@ def test_a_child_that_dies_loses_its_jobs_not_the_others():
     assert not got["children_left"]
 
 
+def test_the_results_a_dead_child_sent_before_it_died_do_not_count():
+    """This process reads the copies' results while it works; a copy that then dies has
+    none of its jobs counted, those it finished included (the caller redoes them)."""
+    got = probe(1, mode="run", jobs=30, workers=3, die_second=True)
+    results = got["results"]
+    assert all(r is None or r[1]["by_parent"] for r in results), results
+    assert sum(r is None for r in results) >= 2      # each copy's first job (done, then lost) and its second
+    assert not got["children_left"]
+
+
 def test_an_error_in_the_parent_kills_and_reaps_the_children():
     got = probe(1, mode="run", jobs=40, workers=3, **{"raise": 6})
     assert got["outcome"] == "raised"

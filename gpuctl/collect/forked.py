@@ -9,8 +9,9 @@ objects), so threads cannot share it; processes can. Two ways, both used by
   ``files._read_rest_forked``). This process and ``workers - 1`` children each claim
   the next job from a pipe that holds one two-byte number per job (a pipe read is
   atomic against other reads), so a process that is slower takes fewer jobs.
-  Children append results to anonymous memory files (``memfd``), read once each has
-  exited.
+  Children append results to anonymous memory files (``memfd``), which this process
+  reads between its own jobs (so that little is left to read when the children are
+  done) and keeps once each child has exited well.
 - :class:`Pool`: jobs cut from a stream as it comes (a ``.tar.gz``'s inflated
   members, ``files._open_pool``). Workers are forked before the caller starts any
   thread, and each job goes to a worker with room through that worker's pipe, or is
@@ -95,6 +96,10 @@ def run(n_jobs: int, workers: int, do_job: Callable[[int], tuple[bool, Any]]) ->
             if pid == 0:               # the child: never returns
                 _child(r, fd, do_job)
             children[pid] = fd
+        # what each copy finished is read while this process works (so that it is not all
+        # left for the end, when the copies are done and wait); kept only if the copy exits well
+        at = dict.fromkeys(children, 0)
+        got: dict[int, list[int]] = {pid: [] for pid in children}
         while True:
             j = _claim(r)
             if j is None:
@@ -104,12 +109,17 @@ def run(n_jobs: int, workers: int, do_job: Callable[[int], tuple[bool, Any]]) ->
             if not ok:
                 _drain(r)
                 break
+            for pid, fd in children.items():
+                at[pid] = _collect(fd, results, at[pid], got[pid])
         for pid, fd in list(children.items()):
             _, status = os.waitpid(pid, 0)
             del children[pid]
             try:
                 if os.waitstatus_to_exitcode(status) == 0:
-                    _collect(fd, results)
+                    _collect(fd, results, at[pid], got[pid])
+                else:                  # a copy that died: none of its jobs counts
+                    for job in got[pid]:
+                        results[job] = None
             finally:
                 os.close(fd)
     finally:
@@ -169,10 +179,14 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _collect(fd: int, results: list[Optional[tuple[bool, Any]]]) -> None:
-    for job, data, _ in _results(fd, 0):
+def _collect(fd: int, results: list[Optional[tuple[bool, Any]]], at: int, jobs: list[int]) -> int:
+    """The whole results a copy has written from ``at`` on, into ``results`` (their job
+    numbers appended to ``jobs``); where the next one begins."""
+    for job, data, at in _results(fd, at):
         if job < len(results):
             results[job] = pickle.loads(data)
+            jobs.append(job)
+    return at
 
 
 def _put_result(fd: int, job: int, data: bytes) -> None:
@@ -183,7 +197,7 @@ def _put_result(fd: int, job: int, data: bytes) -> None:
 def _results(fd: int, at: int) -> Iterator[tuple[int, bytes, int]]:
     """The whole results in a child's memory file from ``at``: (job, pickled result,
     where the next one begins). A result still being written is left for later."""
-    size = os.lseek(fd, 0, os.SEEK_END)
+    size = os.fstat(fd).st_size     # not lseek: the copy writing it shares the file's offset
     while at + _FRAME.size <= size:
         job, n = _FRAME.unpack(os.pread(fd, _FRAME.size, at))
         if at + _FRAME.size + n > size:

@@ -10,8 +10,9 @@ server threads, and forking it would copy pytest).
   ``thread``: another thread runs meanwhile. ``kill_children``: every forked reader
   dies as it starts a job.
 - ``run``: call forked.run on jobs that say which process did them; ``fail`` (job
-  numbers whose result is not ok), ``die`` (jobs a child dies on), ``raise`` (a job
-  that raises in the parent).
+  numbers whose result is not ok), ``die`` (jobs a child dies on), ``die_second``
+  (every child dies as it takes its second job), ``raise`` (a job that raises in the
+  parent).
 - ``pool``: send jobs to a forked.Pool; ``die`` (jobs a worker dies on), ``fail``
   (jobs a worker raises on), ``raise`` (a job that raises in this process).
 - ``pending``: the pending report (-A) of each snapshot in ``paths``, shared with
@@ -79,10 +80,12 @@ def read(args: dict) -> dict:
 def run(args: dict) -> dict:
     parent = os.getpid()
     fail, die, raise_at = set(args.get("fail", ())), set(args.get("die", ())), args.get("raise")
+    done_here = []
 
     def do_job(j: int):
-        if os.getpid() != parent and j in die:
+        if os.getpid() != parent and (j in die or (args.get("die_second") and done_here)):
             os._exit(3)
+        done_here.append(j)
         if os.getpid() == parent and j == raise_at:
             raise KeyboardInterrupt
         time.sleep(0.01)
