@@ -208,3 +208,43 @@ def test_device_plugin_pods_of_a_few_nodes_are_the_same_from_the_pods_per_node(s
     nodes = sorted(snap.nodes.values(), key=lambda n: n.metadata.name)
     for few in (nodes[:3], nodes[::7], nodes):
         assert device_plugin_state(snap, few, snap.pods_by_node()) == device_plugin_state(snap, few)
+
+
+@pytest.mark.parametrize("where", ["scenarios", "synthetic"])
+def test_bound_pods_read_in_one_pass_give_what_each_node_reads(where: str, synth_lists: Path, monkeypatch) -> None:
+    """context.warm_bound_pods (a report of many Pending pods reads the bound pods in one
+    pass): the same pods per node as ``Snapshot.pods_by_node``, the same used amounts as
+    ``used_by`` for every node and resource key, to the last bit, and the same placed
+    anti-affinity groups; and the pending report with it is the plain one."""
+    from gpuctl.checks.context import PodContext, used_by, warm_bound_pods
+    from gpuctl.checks.memo import Memo
+    from gpuctl.reports import pending as P
+
+    paths = [snapshot_of(s) for s in SCENARIOS] if where == "scenarios" else [synth_lists]
+    checked = 0
+    for path in paths:
+        monkeypatch.setenv("GPUCTL_NOW", captured_at(path) or NOW)
+        snap = load_snapshot(path)
+        pods = P.pending_gpu_pods(snap, None)
+        if not pods:
+            continue
+        memo = Memo(share_across_owners=True)
+        keys = [tuple(sorted(PodContext(snap, p, memo).requests)) for p in pods] + [("cpu", "memory", "pods")]
+        warm_bound_pods(memo, snap, keys)
+        plain = snap.pods_by_node()
+        assert list(memo["pods_by_node"]) == list(plain), path
+        assert all(memo["pods_by_node"][n] == plain[n] for n in plain), path
+        for key in {k for k in keys if len(set(k)) == len(k)}:
+            for node, bound in plain.items():
+                assert memo[("used", node, key)] == used_by(bound, key), (path, node, key)
+                checked += 1
+        warm = PodContext(snap, pods[0], memo).interpod._placed_anti_groups
+        fresh = PodContext(snap, pods[0], Memo(share_across_owners=True)).interpod._placed_anti_groups
+        assert [(t, ns, d) for t, ns, d in warm] == [(t, ns, d) for t, ns, d in fresh], path
+        monkeypatch.setattr(P, "FORK_MIN_PODS", 0)
+        monkeypatch.setenv("GPUCTL_PROCESSES", "1")
+        with_warm = pending_report(snap, None)
+        monkeypatch.setattr(P, "FORK_MIN_PODS", 10 ** 9)
+        without = pending_report(load_snapshot(path), None)
+        assert json.dumps(with_warm, default=str) == json.dumps(without, default=str), path
+    assert checked > (100 if where == "synthetic" else 20)

@@ -161,7 +161,14 @@ class InterPod:
         out = self.memo.get("placed-anti-affinity")
         if out is None:
             groups: dict[tuple, tuple[PodAffinityTerm, str, dict[tuple[str, str], str]]] = {}
-            for node_name, pods in self.pods_by_node.items():
+            # the placed pods with required anti-affinity, where a report of many Pending
+            # pods listed them per node (context.warm_bound_pods): the same pods in the same order
+            found = self.memo.get("placed-anti-candidates")
+            by_node = self.pods_by_node
+            if found is not None and found[0] is by_node:
+                anti = found[1]
+                by_node = {n: anti[n] for n in by_node if n in anti}
+            for node_name, pods in by_node.items():
                 for p in pods:
                     aff = p.spec.affinity
                     if aff is None:   # most pods (a loop over every placed pod)

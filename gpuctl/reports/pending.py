@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..checks.context import PodContext, own_pod_affinity
+from ..checks.context import PodContext, own_pod_affinity, warm_bound_pods
 from ..checks.memo import Memo, gc_paused
 from ..findings import Severity, Status
 from ..knowledge import catalog
@@ -144,6 +144,54 @@ def _outcome(snap: Snapshot, p: Any, memo: Memo, i: int, heads: dict[str, int]) 
     return code, head, entry, failed, d.exit_code
 
 
+def _jobs(snap: Snapshot, pods: list, memo: Memo) -> tuple[list[list[int]], list[PodContext], list[tuple], Optional[set]]:
+    """The pods after the first, handed out as jobs: (jobs of pod indexes, the context of
+    each job's first pod, every pod's resource key, the nodes any of them may land on
+    (None: any node)). Pods with the same fit_signature have the same requests and node
+    selector (and a class is its nominated node's too), so a job holds whole classes;
+    these are read without encoding the rest of the signature. Pods with required pod
+    (anti-)affinity of their own share no fit and go ``_LONE_PODS_PER_JOB`` to a job."""
+    jobs: list[list[int]] = []
+    reps: list[PodContext] = []
+    job_of: dict[tuple, int] = {}
+    lone: list[int] = []
+    keys: list[tuple] = []
+    devices: Optional[set] = set()
+    for i, p in enumerate(pods):
+        ctx = PodContext(snap, p, memo)
+        keys.append(tuple(sorted(ctx.requests)))
+        if devices is not None:   # a node that advertises none of a pod's devices is no candidate for it
+            wanted = ctx.device_requests
+            if wanted:
+                devices.update(wanted)
+            else:
+                devices = None
+        if i == 0:
+            continue
+        if own_pod_affinity(p):
+            lone.append(i)
+            if len(lone) == _LONE_PODS_PER_JOB:
+                jobs.append(lone)
+                lone = []
+            continue
+        spec = p.spec
+        key = (tuple(sorted(ctx.requests.items())), tuple(sorted(spec.nodeSelector.items())) if spec.nodeSelector else (),
+               p.status.nominatedNodeName)
+        j = job_of.get(key)
+        if j is None:
+            j = job_of[key] = len(jobs)
+            jobs.append([])
+            reps.append(ctx)
+        jobs[j].append(i)
+    if lone:
+        jobs.append(lone)
+    nodes: Optional[set] = None
+    if devices is not None and pods:
+        advertised = PodContext(snap, pods[0], memo).advertised_sets
+        nodes = set().union(*(advertised.get(r, ()) for r in devices))
+    return jobs, reps, keys, nodes
+
+
 def _outcomes(snap: Snapshot, pods: list, memo: Memo) -> list[tuple]:
     """``_outcome`` of every pod, in order: in this process, or, for a large report,
     shared with forked copies of it (collect/forked.py; Linux, one thread). The same
@@ -153,50 +201,27 @@ def _outcomes(snap: Snapshot, pods: list, memo: Memo) -> list[tuple]:
       node-fit's findings, which are those of the first of them diagnosed
       (checks/pending.py): each such class is diagnosed whole and in order by one
       process, in one job with the classes that have its requests and node selector.
-    - What every class reads (the first pod's diagnosis: each node's facts, the
-      bound pods per node, the placed pods' anti-affinity; then each class's
-      placements and free rows) is computed here before the fork, so the copies
-      inherit it instead of each computing it again.
+    - What every class reads of the bound pods (the pods per node, their summed
+      requests, the placed pods' anti-affinity) is read in one pass
+      (context.warm_bound_pods), then the first pod is diagnosed (each node's facts)
+      and each job's placements and free rows are computed, here, before the fork,
+      so the copies inherit them instead of each computing them again.
     - A job a copy left undone (it died) is done here afterwards; every other entry
       of the memo is the same whichever class computed it first."""
     from ..collect import forked
 
     heads: dict[str, int] = {}
+    if len(pods) < max(2, FORK_MIN_PODS):
+        return [_outcome(snap, p, memo, i, heads) for i, p in enumerate(pods)]
+    jobs, reps, keys, nodes = _jobs(snap, pods, memo)
+    warm_bound_pods(memo, snap, keys, nodes)
     workers = forked.processes()
-    if workers < 2 or len(pods) < max(2, FORK_MIN_PODS) or not forked.can_fork():
+    if workers < 2 or not forked.can_fork() or not jobs or len(jobs) > forked.MAX_JOBS:
         return [_outcome(snap, p, memo, i, heads) for i, p in enumerate(pods)]
     out: list = [None] * len(pods)
     out[0] = _outcome(snap, pods[0], memo, 0, heads)
-    jobs: list[list[int]] = []
-    job_of: dict[tuple, int] = {}
-    lone: list[int] = []
-    for i in range(1, len(pods)):
-        p = pods[i]
-        if own_pod_affinity(p):   # shares no fit (fit_signature is None): any process
-            lone.append(i)
-            if len(lone) == _LONE_PODS_PER_JOB:
-                jobs.append(lone)
-                lone = []
-            continue
-        # a job per class or per several: pods with the same fit_signature have the same
-        # requests and node selector (and a class is its nominated node's too), so a
-        # class is never split; these are read without encoding the rest of the signature
-        ctx = PodContext(snap, p, memo)
-        spec = p.spec
-        key = (tuple(sorted(ctx.requests.items())), tuple(sorted(spec.nodeSelector.items())) if spec.nodeSelector else (),
-               p.status.nominatedNodeName)
-        j = job_of.get(key)
-        if j is None:
-            j = job_of[key] = len(jobs)
-            jobs.append([])
-            ctx.prepare_fits()
-        jobs[j].append(i)
-    if lone:
-        jobs.append(lone)
-    if not jobs or len(jobs) > forked.MAX_JOBS:
-        for i in range(1, len(pods)):
-            out[i] = _outcome(snap, pods[i], memo, i, heads)
-        return out
+    for ctx in reps:
+        ctx.prepare_fits()
 
     def do_job(j: int) -> tuple[bool, list]:
         return True, [_outcome(snap, pods[i], memo, i, heads) for i in jobs[j]]
