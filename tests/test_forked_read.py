@@ -210,9 +210,9 @@ def test_a_job_that_is_not_ok_stops_the_process_that_ran_it():
 
 
 def test_a_child_that_dies_loses_its_jobs_not_the_others():
-    got = probe(1, mode="run", jobs=30, workers=3, die=[5])
+    got = probe(1, mode="run", jobs=30, workers=3, die=[5], parent_sleep=0.05)   # the children take most jobs
     results = got["results"]
-    assert results[5] is None
+    assert results[5] is None or results[5][1]["by_parent"]    # a child took it and died, or this process took it
     assert sum(r is not None for r in results) >= 10
     assert all(r[1]["job"] == i for i, r in enumerate(results) if r is not None)
     assert not got["children_left"]
@@ -221,7 +221,7 @@ def test_a_child_that_dies_loses_its_jobs_not_the_others():
 def test_the_results_a_dead_child_sent_before_it_died_do_not_count():
     """This process reads the copies' results while it works; a copy that then dies has
     none of its jobs counted, those it finished included (the caller redoes them)."""
-    got = probe(1, mode="run", jobs=30, workers=3, die_second=True)
+    got = probe(1, mode="run", jobs=30, workers=3, die_second=True, parent_sleep=0.05)
     results = got["results"]
     assert all(r is None or r[1]["by_parent"] for r in results), results
     assert sum(r is None for r in results) >= 2      # each copy's first job (done, then lost) and its second

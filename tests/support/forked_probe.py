@@ -12,7 +12,8 @@ server threads, and forking it would copy pytest).
 - ``run``: call forked.run on jobs that say which process did them; ``fail`` (job
   numbers whose result is not ok), ``die`` (jobs a child dies on), ``die_second``
   (every child dies as it takes its second job), ``raise`` (a job that raises in the
-  parent).
+  parent), ``parent_sleep`` (how long each of the parent's jobs takes: longer, and the
+  children take most jobs).
 - ``pool``: send jobs to a forked.Pool; ``die`` (jobs a worker dies on), ``fail``
   (jobs a worker raises on), ``raise`` (a job that raises in this process).
 - ``pending``: the pending report (-A) of each snapshot in ``paths``, shared with
@@ -88,7 +89,7 @@ def run(args: dict) -> dict:
         done_here.append(j)
         if os.getpid() == parent and j == raise_at:
             raise KeyboardInterrupt
-        time.sleep(0.01)
+        time.sleep(args.get("parent_sleep", 0.01) if os.getpid() == parent else 0.01)
         return j not in fail, {"job": j, "by_parent": os.getpid() == parent}
 
     try:
