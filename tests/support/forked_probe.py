@@ -11,8 +11,8 @@ server threads, and forking it would copy pytest).
   dies as it starts a job.
 - ``run``: call forked.run on jobs that say which process did them; ``fail`` (job
   numbers whose result is not ok), ``die`` (jobs a child dies on), ``die_second``
-  (every child dies as it takes its second job), ``raise`` (a job that raises in the
-  parent), ``parent_sleep`` (how long each of the parent's jobs takes: longer, and the
+  (every child dies as it takes its second job), ``raise`` (the parent raises in
+  the first job it takes from that one on), ``parent_sleep`` (how long each of the parent's jobs takes: longer, and the
   children take most jobs).
 - ``pool``: send jobs to a forked.Pool; ``die`` (jobs a worker dies on), ``fail``
   (jobs a worker raises on), ``raise`` (a job that raises in this process).
@@ -87,7 +87,7 @@ def run(args: dict) -> dict:
         if os.getpid() != parent and (j in die or (args.get("die_second") and done_here)):
             os._exit(3)
         done_here.append(j)
-        if os.getpid() == parent and j == raise_at:
+        if os.getpid() == parent and raise_at is not None and j >= raise_at:   # its first job from there on
             raise KeyboardInterrupt
         time.sleep(args.get("parent_sleep", 0.01) if os.getpid() == parent else 0.01)
         return j not in fail, {"job": j, "by_parent": os.getpid() == parent}
