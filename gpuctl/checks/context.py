@@ -1229,25 +1229,7 @@ def warm_bound_pods(memo: Memo, snap: Snapshot, keys: list[tuple[str, ...]],
         s = entry[1]
         if s is None:
             continue
-        cs = spec.containers
-        if spec.overhead:   # as _used_by_shared, term for term
-            full = pod_requests(p)
-            for i, r in enumerate(union):
-                s[i] += full.get(r, 0.0)
-            continue
-        init = spec.initContainers
-        if init:
-            got = cache.get((id(cs), id(init)))
-            if got is None or got[0] is not cs or got[1] is not init:
-                full = pod_requests(p)
-                got = cache[(id(cs), id(init))] = (cs, init, tuple(enumerate(full.get(r, 0.0) for r in union)))
-            for i, x in got[2]:
-                s[i] += x
-            continue
-        got = cache.get(id(cs))
-        if got is None or got[0] is not cs:
-            got = cache[id(cs)] = (cs, _container_amounts(cs, union))
-        for i, x in got[1]:
+        for i, x in _terms(p, spec, union, cache):   # as _used_by_shared, term for term
             s[i] += x
     by_node = {node: entry[0] for node, entry in table.items()}
     memo["pods_by_node"] = by_node
@@ -1261,32 +1243,37 @@ def warm_bound_pods(memo: Memo, snap: Snapshot, keys: list[tuple[str, ...]],
                 memo[("used", node, key)] = used
 
 
+def _terms(p: Pod, spec, resources: tuple[str, ...], cache: dict) -> tuple[tuple[int, float], ...]:
+    """A bound pod's terms of ``used_by``'s sums: (index in ``resources``, amount), in the
+    order they are added. A pod with an overhead: its effective requests, one term per
+    resource; with init containers: the same, kept per pair of containers and init
+    containers lists; else each container's amounts, kept per containers list (the pods of
+    one workload share those lists). ``cache`` holds one set of ``resources``' terms, by
+    the lists' ids, with the lists (so that an id is not reused while it is there)."""
+    cs = spec.containers
+    if spec.overhead:
+        full = pod_requests(p)
+        return tuple(enumerate(full.get(r, 0.0) for r in resources))
+    init = spec.initContainers
+    if init:   # the effective requests (init containers' peaks, sidecars), by both lists
+        got = cache.get((id(cs), id(init)))
+        if got is None or got[0] is not cs or got[1] is not init:
+            full = pod_requests(p)
+            got = cache[(id(cs), id(init))] = (cs, init, tuple(enumerate(full.get(r, 0.0) for r in resources)))
+        return got[2]
+    got = cache.get(id(cs))
+    if got is None or got[0] is not cs:
+        got = cache[id(cs)] = (cs, _container_amounts(cs, resources))
+    return got[1]
+
+
 def _used_by_shared(pods: list, resources: tuple[str, ...], containers: dict) -> dict[str, float]:
     """``used_by`` with its containers cache: each resource's sum gets the same terms in
     the same order (a pod's containers in order, pod after pod), so the same float."""
     containers = containers.setdefault(resources, {})   # the terms depend on the resources asked about
     sums = [0.0] * len(resources)
     for p in pods:
-        spec = p.spec
-        cs = spec.containers
-        init = spec.initContainers
-        if spec.overhead:
-            full = pod_requests(p)
-            for i, r in enumerate(resources):
-                sums[i] += full.get(r, 0.0)
-            continue
-        if init:   # the effective requests (init containers' peaks, sidecars), by both lists
-            got = containers.get((id(cs), id(init)))
-            if got is None or got[0] is not cs or got[1] is not init:
-                full = pod_requests(p)
-                got = containers[(id(cs), id(init))] = (cs, init, tuple(enumerate(full.get(r, 0.0) for r in resources)))
-            for i, x in got[2]:
-                sums[i] += x
-            continue
-        got = containers.get(id(cs))
-        if got is None or got[0] is not cs:
-            got = containers[id(cs)] = (cs, _container_amounts(cs, resources))
-        for i, x in got[1]:
+        for i, x in _terms(p, p.spec, resources, containers):
             sums[i] += x
     used = dict(zip(resources, sums))
     used["pods"] = float(len(pods))
