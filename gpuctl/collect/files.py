@@ -798,20 +798,40 @@ class _Reader:
         self.eof = False
 
     def more(self, keep_from: int) -> int:
-        """Drop ``buf[:keep_from]``, append the next chunk; returns how much was dropped."""
+        """Drop ``buf[:keep_from]``, append the next chunk; returns how much was dropped.
+        A file that can read into a buffer (a regular file) is read straight after what is
+        kept, into a new buffer, so each byte is copied once (``read`` then joining the
+        chunk to what was kept copied it twice); ``buf`` is then a bytearray, never changed
+        once made, so whatever a reader holds of an older one stays as it was."""
+        readinto = getattr(self.f, "readinto", None) if not self.eof else None
         try:
-            chunk = self.f.read(STREAM_CHUNK) if not self.eof else b""
+            if readinto is not None:
+                with memoryview(self.buf) as old:
+                    kept = len(old) - keep_from
+                    buf = bytearray(kept + STREAM_CHUNK)
+                    buf[:kept] = old[keep_from:]
+                with memoryview(buf) as view, view[kept:] as room:
+                    n = readinto(room) or 0
+                del buf[kept + n:]
+            else:
+                chunk = self.f.read(STREAM_CHUNK) if not self.eof else b""
+                n = len(chunk)
+                buf = b"".join((memoryview(self.buf)[keep_from:], chunk)) if keep_from else self.buf + chunk
         except OSError as e:
             if self.tar is not None:
                 raise SourceError(f"snapshot {self.tar}: member {self.shown!r} could not be read ({e})") from None
             raise SourceError(f"snapshot file {self.shown} could not be read: {e.strerror or e}") from None
-        self.read_total += len(chunk)
+        self.read_total += n
         if self.read_total > MAX_MEMBER_BYTES:
             raise SourceError(f"snapshot file {self.shown}: over the {MAX_MEMBER_BYTES} byte limit; refusing")
-        if not chunk:
+        if not n:
             self.eof = True
-        self.buf = b"".join((memoryview(self.buf)[keep_from:], chunk)) if keep_from else self.buf + chunk
+        self.buf = buf
         return keep_from
+
+    def whole(self) -> bytes:
+        """What has been read, as bytes (for parsers that take bytes only, such as YAML's)."""
+        return self.buf if type(self.buf) is bytes else bytes(self.buf)
 
 
 _WS = b" \t\r\n"
@@ -1750,7 +1770,7 @@ def _load_object_into(out: _FileResult, f: Any, name: str, read_all: Callable[[]
     else:
         while not reader.eof:
             reader.more(0)
-        data = reader.buf
+        data = reader.whole()
         items = _iter_yaml_items(data, name)
     if decode_into(_Recorder(out), items, name) == 0 and not _is_empty_list(data):  # type: ignore[arg-type]
         raise SourceError(f"snapshot file {name}: holds no Kubernetes objects")
@@ -2137,7 +2157,7 @@ def iter_source_items(path: str | os.PathLike, raw: bool = True) -> Iterator[tup
             else:
                 while not reader.eof:
                     reader.more(0)
-                for kind, d in _iter_yaml_items(reader.buf, name):
+                for kind, d in _iter_yaml_items(reader.whole(), name):
                     if kind and isinstance(d, dict):
                         d.setdefault("kind", kind)
                         yield kind, d
