@@ -470,13 +470,18 @@ def test_probe_document_is_read_by_diagnose_node(cli, tmp_path, monkeypatch):
 # ------------------------------------------------------------------ the command
 
 
-def _driver_present() -> bool:
+def nvml_error() -> str:
+    """'' where the real NVML starts on this machine, else why it does not."""
     try:
         pynvml.nvmlInit()
-    except pynvml.NVMLError:
-        return False
+    except pynvml.NVMLError as e:
+        return f"nvmlInit: {e}"
     pynvml.nvmlShutdown()
-    return True
+    return ""
+
+
+def _driver_present() -> bool:
+    return not nvml_error()
 
 
 @pytest.mark.skipif(_driver_present(), reason="an NVIDIA driver is installed here")

@@ -27,7 +27,7 @@ import pynvml
 import pytest
 
 from conftest import ROOT
-from test_node_probe import _doc_example, _same_shape
+from test_node_probe import _doc_example, _same_shape, nvml_error
 
 sys.path.insert(0, str(ROOT / "tests" / "realworld"))
 from kit import gpu_node, write_snapshot  # noqa: E402
@@ -47,17 +47,8 @@ CALLS = {
 }
 
 
-def _nvml_answers() -> str:
-    """'' where NVML starts here, else why it does not."""
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError as e:
-        return f"no NVIDIA GPU here (nvmlInit: {e})"
-    pynvml.nvmlShutdown()
-    return ""
-
-
-NO_GPU = _nvml_answers()
+_WHY = nvml_error()
+NO_GPU = f"no NVIDIA GPU here ({_WHY})" if _WHY else ""
 needs_gpu = pytest.mark.skipif(bool(NO_GPU), reason=NO_GPU or "-")
 
 

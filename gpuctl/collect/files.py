@@ -1517,12 +1517,9 @@ def _job_text(fd: int, a: int, b: int) -> Optional[bytearray]:
     straight into the buffer msgspec decodes; None when those are no longer commas
     (the file changed since it was cut)."""
     buf = bytearray(b - a + 1)
-    view, got = memoryview(buf), 0
-    while got < len(buf):
-        n = os.preadv(fd, [view[got:]], a + got)
-        if n <= 0:
+    with memoryview(buf) as view:
+        if forked.pread_into(fd, view, a) < len(buf):
             return None
-        got += n
     if buf[0] != 0x2C or buf[-1] != 0x2C:
         return None
     buf[0], buf[-1] = 0x5B, 0x5D          # "[", "]"

@@ -392,16 +392,24 @@ def _pipe_size(fd: int, want: int) -> int:
         return 0
 
 
-def pread(fd: int, n: int, at: int) -> bytes:
-    """``n`` bytes of the file at ``at``: fewer only at its end."""
-    parts, got = [], 0
-    while got < n:
-        b = os.pread(fd, n - got, at + got)
-        if not b:
+def pread_into(fd: int, view: memoryview, at: int) -> int:
+    """Fill ``view`` from the file at ``at``; how many bytes came (fewer only at its end)."""
+    got = 0
+    while got < len(view):
+        n = os.preadv(fd, [view[got:]], at + got)
+        if n <= 0:
             break
-        parts.append(b)
-        got += len(b)
-    return b"".join(parts)
+        got += n
+    return got
+
+
+def pread(fd: int, n: int, at: int) -> bytearray:
+    """``n`` bytes of the file at ``at``: fewer only at its end."""
+    buf = bytearray(n)
+    with memoryview(buf) as view:
+        got = pread_into(fd, view, at)
+    del buf[got:]
+    return buf
 
 
 def _read_exact(fd: int, buf: memoryview) -> bool:

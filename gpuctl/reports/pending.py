@@ -157,9 +157,11 @@ def _jobs(snap: Snapshot, pods: list, memo: Memo) -> tuple[list[list[int]], list
     lone: list[int] = []
     keys: list[tuple] = []
     devices: Optional[set] = set()
+    ctx = None
     for i, p in enumerate(pods):
         ctx = PodContext(snap, p, memo)
-        keys.append(tuple(sorted(ctx.requests)))
+        requests = tuple(sorted(ctx.requests.items()))
+        keys.append(tuple(r for r, _ in requests))
         if devices is not None:   # a node that advertises none of a pod's devices is no candidate for it
             wanted = ctx.device_requests
             if wanted:
@@ -175,8 +177,7 @@ def _jobs(snap: Snapshot, pods: list, memo: Memo) -> tuple[list[list[int]], list
                 lone = []
             continue
         spec = p.spec
-        key = (tuple(sorted(ctx.requests.items())), tuple(sorted(spec.nodeSelector.items())) if spec.nodeSelector else (),
-               p.status.nominatedNodeName)
+        key = (requests, tuple(sorted(spec.nodeSelector.items())) if spec.nodeSelector else (), p.status.nominatedNodeName)
         j = job_of.get(key)
         if j is None:
             j = job_of[key] = len(jobs)
@@ -186,9 +187,8 @@ def _jobs(snap: Snapshot, pods: list, memo: Memo) -> tuple[list[list[int]], list
     if lone:
         jobs.append(lone)
     nodes: Optional[set] = None
-    if devices is not None and pods:
-        advertised = PodContext(snap, pods[0], memo).advertised_sets
-        nodes = set().union(*(advertised.get(r, ()) for r in devices))
+    if devices is not None and ctx is not None:   # advertised_sets is the snapshot's, whichever pod asks
+        nodes = set().union(*(ctx.advertised_sets.get(r, ()) for r in devices))
     return jobs, reps, keys, nodes
 
 
