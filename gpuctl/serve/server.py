@@ -141,10 +141,9 @@ def watch_pending(api: Any, namespace: Optional[str], interval: float, show: Any
 
 def _json(status: int, doc: Any) -> tuple[int, str, bytes]:
     """The document as the command's -o json writes it (camelCase keys, cluster text cleaned)."""
-    from ..render.data import clean_data, with_camel_keys
+    from ..render.data import json_text
 
-    return status, "application/json", (json.dumps(clean_data(with_camel_keys(doc)), indent=2, ensure_ascii=False)
-                                         + "\n").encode()
+    return status, "application/json", (json_text(doc) + "\n").encode()
 
 
 def route(service: Service, path: str) -> tuple[int, str, bytes]:
