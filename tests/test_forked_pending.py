@@ -11,13 +11,12 @@ as gpuctl does, with the threshold lowered so that a report of two pods is share
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 
 from conftest import ROOT, scenario_dirs, snapshot_of
-from test_forked_read import probe
+from test_forked_read import json_by_processes, probe
 
 REALWORLD = sorted(p / "snapshot" for p in (ROOT / "tests" / "realworld").iterdir() if (p / "snapshot").is_dir())
 EVERY_SNAPSHOT = [str(snapshot_of(s)) for s in scenario_dirs()] + [str(p) for p in REALWORLD] + \
@@ -116,18 +115,10 @@ def test_the_command_prints_the_same_at_the_real_threshold(tmp_path_factory):
     """``gpuctl diagnose pending -A`` as a user runs it, on a cluster with more Pending
     GPU pods than the default threshold: the same output and exit code with several
     processes as with one."""
-    import os
-
     from benchmarks.snapshot_bench import write_lists
     from gpuctl.reports import pending as P
 
     src = write_lists(tmp_path_factory.mktemp("real-pending"), 200, 30000)["dir"]
-    got = {}
-    for n in (1, 2):
-        p = subprocess.run([sys.executable, "-m", "gpuctl", "diagnose", "pending", "-A", "-o", "json", "--snapshot", src],
-                           capture_output=True, text=True, timeout=300,
-                           env={**os.environ, "GPUCTL_NOW": "2026-11-20T03:12:00Z", "GPUCTL_PROCESSES": str(n)})
-        assert p.stderr == "", p.stderr
-        got[n] = (p.returncode, p.stdout)
+    got = json_by_processes(["diagnose", "pending", "-A"], src, timeout=300)
     assert got[2] == got[1]
     assert json.loads(got[1][1])["pods"] >= P.FORK_MIN_PODS

@@ -160,7 +160,7 @@ def test_a_process_with_another_thread_is_never_forked(lists, how):
 
 
 @pytest.mark.parametrize("how", SOURCES)
-def test_the_commands_print_the_same_at_the_real_thresholds(tmp_path_factory, cli_env, how):
+def test_the_commands_print_the_same_at_the_real_thresholds(tmp_path_factory, how):
     """``gpuctl`` itself, as a user runs it, on a cluster just large enough that its
     pods.json (or its bundle) is shared at the default thresholds: the same output
     and exit code with several processes as with one."""
@@ -172,20 +172,22 @@ def test_the_commands_print_the_same_at_the_real_thresholds(tmp_path_factory, cl
     assert os.path.getsize(data["tgz"]) >= F.FORK_MIN_TARBALL
     src = data["dir"] if how == "dir" else data["tgz"]
     for argv in (["diagnose", "pending", "-A"], ["nodes", "capacity"], ["diagnose", "pod", "bench-target", "-n", "ml"]):
-        got = {}
-        for n in (1, 2):
-            p = subprocess.run([sys.executable, "-m", "gpuctl", *argv, "-o", "json", "--snapshot", src],
-                               capture_output=True, text=True, timeout=120,
-                               env={**cli_env, "GPUCTL_PROCESSES": str(n)})
-            assert p.stderr == "", p.stderr
-            got[n] = (p.returncode, p.stdout)
+        got = json_by_processes(argv, src)
         assert got[2] == got[1], argv
         assert got[1][0] in (0, 1) and got[1][1].startswith("{")
 
 
-@pytest.fixture
-def cli_env() -> dict:
-    return {**os.environ, "GPUCTL_NOW": "2026-11-20T03:12:00Z"}
+def json_by_processes(argv: list[str], src: str, timeout: int = 120) -> dict[int, tuple[int, str]]:
+    """``gpuctl ARGV -o json --snapshot SRC`` in its own process, as a user runs it, with
+    GPUCTL_PROCESSES 1 and 2: {processes: (exit code, stdout)}; nothing on stderr."""
+    got = {}
+    for n in (1, 2):
+        p = subprocess.run([sys.executable, "-m", "gpuctl", *argv, "-o", "json", "--snapshot", src],
+                           capture_output=True, text=True, timeout=timeout,
+                           env={**os.environ, "GPUCTL_NOW": "2026-11-20T03:12:00Z", "GPUCTL_PROCESSES": str(n)})
+        assert p.stderr == "", p.stderr
+        got[n] = (p.returncode, p.stdout)
+    return got
 
 
 # ------------------------------------------------------------------ forked.run itself

@@ -4,11 +4,10 @@ never through Rich, which hard-wraps at 80 columns when stdout is not a terminal
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import Any, Optional, TextIO
 
-from .safe import clean_data
+from .safe import clean_data, json_needs_clean
 
 
 def camel(key: str) -> str:
@@ -41,14 +40,6 @@ _DATA_KEYS = frozenset({"labels", "free_histogram", "freeHistogram", "apply", "r
                         "drivers", "annotations", "env", "metrics"})
 
 
-# In json.dumps' compact text (ensure_ascii=False), what ``clean`` would remove: a C0
-# control is written as an escape (\u00XX, \b, \f, \r; \n and \t are kept by clean),
-# DEL, the C1 controls and the bidi controls as themselves (safe.py _CONTROL; every
-# escape sequence _ANSI removes starts with one of them). An escaped backslash before
-# "u00" matches too: that text simply takes the slow path.
-_UNCLEAN = re.compile(r"\\(?:u00[01]|[bfr])|[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
 def json_text(doc: Any) -> str:
     """``doc`` as -o json writes it, without the final newline: camelCase keys
     (``with_camel_keys``), cluster text cleaned (``clean_data``), indented by 2,
@@ -63,7 +54,7 @@ def json_text(doc: Any) -> str:
         compact = json.dumps(data, ensure_ascii=False, allow_nan=False)
     except ValueError:
         return json.dumps(clean_data(data), indent=2, ensure_ascii=False)
-    if _UNCLEAN.search(compact):
+    if json_needs_clean(compact):
         data = clean_data(data)
         compact = json.dumps(data, ensure_ascii=False, allow_nan=False)
     import msgspec

@@ -19,7 +19,13 @@ _ANSI = re.compile(
 # isolates, marks): they reorder how a line is displayed, so a fix command quoting
 # cluster text could read differently from what a paste runs ("Trojan Source",
 # CVE-2021-42574).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_C0 = r"\x00-\x08\x0b-\x1f"                                          # all but \n and \t
+_BEYOND_C0 = r"\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # DEL, C1, bidi controls
+_CONTROL = re.compile(f"[{_C0}{_BEYOND_C0}]")
+# The same in the compact text json.dumps(..., ensure_ascii=False) writes: a C0 control
+# there is an escape (\u00XX, \b, \f, \r), the others are themselves; every sequence
+# _ANSI removes starts with one of them. An escaped backslash before "u00" matches too.
+_CONTROL_IN_JSON = re.compile(rf"\\(?:u00[01]|[bfr])|[{_BEYOND_C0}]")
 
 
 def clean(text: object) -> str:
@@ -29,6 +35,12 @@ def clean(text: object) -> str:
     s = _ANSI.sub("", s)
     s = _CONTROL.sub("", s)
     return s
+
+
+def json_needs_clean(text: str) -> bool:
+    """Whether ``clean_data`` might change the document whose compact JSON text (as
+    json.dumps writes it with ensure_ascii=False) is ``text``; False: it would not."""
+    return _CONTROL_IN_JSON.search(text) is not None
 
 
 def clean_data(obj: object) -> object:

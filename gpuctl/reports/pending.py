@@ -211,13 +211,17 @@ def _outcomes(snap: Snapshot, pods: list, memo: Memo) -> list[tuple]:
     from ..collect import forked
 
     heads: dict[str, int] = {}
-    if len(pods) < max(2, FORK_MIN_PODS):
+
+    def in_this_process() -> list[tuple]:
         return [_outcome(snap, p, memo, i, heads) for i, p in enumerate(pods)]
+
+    if len(pods) < max(2, FORK_MIN_PODS):
+        return in_this_process()
     jobs, reps, keys, nodes = _jobs(snap, pods, memo)
     warm_bound_pods(memo, snap, keys, nodes)
     workers = forked.processes()
     if workers < 2 or not forked.can_fork() or not jobs or len(jobs) > forked.MAX_JOBS:
-        return [_outcome(snap, p, memo, i, heads) for i, p in enumerate(pods)]
+        return in_this_process()
     out: list = [None] * len(pods)
     out[0] = _outcome(snap, pods[0], memo, 0, heads)
     for ctx in reps:
